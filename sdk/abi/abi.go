@@ -1,0 +1,131 @@
+// Package abi holds the numbers of termhost plugin ABI v1: export and import
+// names, stream ids, actions, directions and session kinds. Both sides of the
+// boundary use it — the guest SDK inside a plugin and the host that runs
+// plugins — so the two can never disagree. The ABI itself is described,
+// language-neutrally, in sdk/ABI.md.
+package abi
+
+// Version is the ABI version this package describes. A plugin declares it by
+// exporting a function named VersionExport.
+const Version = 1
+
+// Guest exports.
+const (
+	VersionExport     = "termhost_abi_v1" // () -> (); marker only, never called
+	InitializeExport  = "_initialize"     // WASI reactor start-up
+	InBufExport       = "in_buf"          // () -> i32 address of the guest-owned input buffer
+	InCapExport       = "in_cap"          // () -> i32 capacity of that buffer in bytes
+	ConfigureExport   = "on_configure"    // (len i32) -> i32 status
+	OpenExport        = "on_open"         // (sid i32, kind i32, len i32) -> i32 status
+	DataExport        = "on_data"         // (sid i32, dir i32, len i32) -> i32 action
+	ControlExport     = "on_control"      // (sid i32, len i32) -> i32 status
+	TickExport        = "on_tick"         // (now_ms i64) -> i64 next_ms
+	CloseExport       = "on_close"        // (sid i32) -> ()
+	StateExportExport = "state_export"    // (sid i32) -> i32 status; optional
+	StateImportExport = "state_import"    // (sid i32, len i32) -> i32 status; optional
+)
+
+// Host imports, all in module ImportModule.
+const (
+	ImportModule = "termhost"
+	EmitImport   = "emit"   // (sid i32, stream i32, ptr i32, len i32) -> ()
+	NowImport    = "now_ms" // () -> i64 milliseconds since the Unix epoch
+)
+
+// ManifestSection is the name of the custom section that carries the plugin's
+// manifest (JSON), so the host can list a plugin without running it.
+const ManifestSection = "termhost.manifest"
+
+// Stream says where an emission goes.
+type Stream uint32
+
+const (
+	ToUser Stream = 0 // bytes travelling toward the user (decoded peer output)
+	ToPeer Stream = 1 // bytes travelling toward the peer (replies, encoded input)
+	Event  Stream = 2 // one JSON object per emission: {"type": "...", ...}
+	Log    Stream = 3 // one UTF-8 log line per emission
+	State  Stream = 4 // an opaque state snapshot (answer to state_export, or a checkpoint)
+	Reply  Stream = 5 // the answer to on_control (JSON)
+)
+
+func (s Stream) String() string {
+	switch s {
+	case ToUser:
+		return "to_user"
+	case ToPeer:
+		return "to_peer"
+	case Event:
+		return "event"
+	case Log:
+		return "log"
+	case State:
+		return "state"
+	case Reply:
+		return "reply"
+	}
+	return "stream?"
+}
+
+// Dir is the direction of a chunk given to on_data.
+type Dir uint32
+
+const (
+	Inbound  Dir = 0 // from the peer, toward the user
+	Outbound Dir = 1 // from the user, toward the peer
+)
+
+// Action is what on_data returns.
+type Action int32
+
+const (
+	// Continue: the chunk passes on unchanged in its own direction, after
+	// whatever the call emitted. Lets the host skip a copy for plain data.
+	Continue Action = 0
+	// Consumed: the emissions made during the call are the whole result.
+	Consumed Action = 1
+	// Close: the plugin asks the host to end the session (after delivering
+	// the emissions).
+	Close Action = 2
+)
+
+// Status codes returned by on_configure, on_open, on_control, state_export
+// and state_import. Any negative value is an error; the plugin should emit a
+// log line saying why before returning it.
+const (
+	OK         int32 = 0
+	ErrGeneric int32 = -1
+	ErrBadArg  int32 = -2
+	ErrNoState int32 = -3 // state export/import not supported
+)
+
+// Kind is the kind of session a plugin instance is opened for.
+type Kind uint32
+
+const (
+	KindTelnet Kind = 1
+	KindSSH    Kind = 2
+	KindPTY    Kind = 3
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindTelnet:
+		return "telnet"
+	case KindSSH:
+		return "ssh"
+	case KindPTY:
+		return "pty"
+	}
+	return "unknown"
+}
+
+// Manifest is the JSON document stored in the ManifestSection custom section.
+type Manifest struct {
+	Name        string         `json:"name"`
+	Version     string         `json:"version"`
+	Kind        string         `json:"kind"` // protocol | screen | dialect
+	ABI         int            `json:"abi"`
+	Description string         `json:"description,omitempty"`
+	Options     map[string]any `json:"options,omitempty"`  // JSON Schema of on_configure / on_open options
+	Stateful    bool           `json:"stateful,omitempty"` // implements state_export/state_import
+}

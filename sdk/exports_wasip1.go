@@ -1,0 +1,85 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"unsafe"
+
+	"github.com/termhost/termhost/sdk/abi"
+)
+
+// inCap is the size of the guest-owned input buffer. The host never passes
+// more than this in one call; larger chunks arrive as several calls.
+const inCap = 64 << 10
+
+var (
+	inBuf [inCap]byte
+	rt    *Runtime
+)
+
+// Register installs the plugin's factory. Call it from an init function.
+func Register(f Factory) { rt = NewRuntime(f, emitHost) }
+
+//go:wasmimport termhost emit
+func hostEmit(sid uint32, stream uint32, ptr unsafe.Pointer, n uint32)
+
+//go:wasmimport termhost now_ms
+func hostNow() int64
+
+// NowMs is the host's clock in Unix milliseconds.
+func NowMs() int64 { return hostNow() }
+
+func emitHost(sid uint32, stream abi.Stream, p []byte) {
+	if len(p) == 0 {
+		hostEmit(sid, uint32(stream), nil, 0)
+		return
+	}
+	hostEmit(sid, uint32(stream), unsafe.Pointer(&p[0]), uint32(len(p)))
+}
+
+func in(n uint32) []byte {
+	if n > inCap {
+		n = inCap
+	}
+	return inBuf[:n:n]
+}
+
+func runtime() *Runtime {
+	if rt == nil {
+		panic("termhost sdk: plugin did not call sdk.Register in an init function")
+	}
+	return rt
+}
+
+//go:wasmexport termhost_abi_v1
+func abiV1() {}
+
+//go:wasmexport in_buf
+func exportInBuf() uint32 { return uint32(uintptr(unsafe.Pointer(&inBuf[0]))) }
+
+//go:wasmexport in_cap
+func exportInCap() uint32 { return inCap }
+
+//go:wasmexport on_configure
+func exportConfigure(n uint32) int32 { return runtime().Configure(in(n)) }
+
+//go:wasmexport on_open
+func exportOpen(sid, kind, n uint32) int32 { return runtime().Open(sid, Kind(kind), in(n)) }
+
+//go:wasmexport on_data
+func exportData(sid, dir, n uint32) int32 { return runtime().Data(sid, Dir(dir), in(n)) }
+
+//go:wasmexport on_control
+func exportControl(sid, n uint32) int32 { return runtime().Control(sid, in(n)) }
+
+//go:wasmexport on_tick
+func exportTick(now int64) int64 { return runtime().Tick(now) }
+
+//go:wasmexport on_close
+func exportClose(sid uint32) { runtime().Close(sid) }
+
+//go:wasmexport state_export
+func exportStateExport(sid uint32) int32 { return runtime().StateExport(sid) }
+
+//go:wasmexport state_import
+func exportStateImport(sid, n uint32) int32 { return runtime().StateImport(sid, in(n)) }
