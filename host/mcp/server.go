@@ -1,0 +1,129 @@
+// Package mcp is termhost's MCP surface: the tools, their schemas and
+// annotations, the mapping of domain errors to results an agent can act on,
+// and the transports. Tools come in groups (telnet, plugins, …) that are
+// registered independently, so `--tools` can switch them on and off.
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/session"
+)
+
+// Version is the server version reported at initialize.
+const Version = "0.1.0"
+
+// Groups are the tool groups this build has.
+var Groups = []string{"telnet", "plugins"}
+
+// PluginLister lists loaded plugins (host/plugin.Registry implements it).
+type PluginLister interface {
+	ListPlugins() []PluginInfo
+}
+
+// PluginInfo is one plugin version as plugins_list shows it.
+type PluginInfo struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Kind        string `json:"kind"`
+	SHA256      string `json:"sha256"`
+	Source      string `json:"source"`
+	Current     bool   `json:"current"`
+	Sessions    int    `json:"sessions"`
+	Description string `json:"description,omitempty"`
+}
+
+// Deps are what the tools act on.
+type Deps struct {
+	Sessions *session.Registry
+	Attach   session.Attacher
+	Plugins  PluginLister // may be nil: no plugins tools
+}
+
+// Config selects tool groups and limits.
+type Config struct {
+	Tools  []string // groups to enable; empty = all
+	Logger *slog.Logger
+}
+
+// Server is an MCP server bound to a session registry.
+type Server struct {
+	deps Deps
+	cfg  Config
+	log  *slog.Logger
+	mcp  *sdk.Server
+}
+
+// New builds the server and registers the enabled tool groups.
+func New(deps Deps, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	groups := cfg.Tools
+	if len(groups) == 0 {
+		groups = Groups
+	}
+	for _, g := range groups {
+		if !slices.Contains(Groups, g) {
+			return nil, fmt.Errorf("unknown tool group %q; available: %s", g, strings.Join(Groups, ", "))
+		}
+	}
+	s := &Server{deps: deps, cfg: cfg, log: cfg.Logger}
+	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "termhost", Version: Version}, &sdk.ServerOptions{
+		Instructions: "Terminal sessions for agents. telnet_connect, then telnet_send and telnet_read " +
+			"(wait with until/prompt/idleMs instead of sleeping), telnet_disconnect when done.",
+		Logger: cfg.Logger,
+	})
+	for _, g := range groups {
+		switch g {
+		case "telnet":
+			s.addTelnetTools()
+		case "plugins":
+			if deps.Plugins != nil {
+				s.addPluginTools()
+			}
+		}
+	}
+	return s, nil
+}
+
+// MCP returns the underlying go-sdk server (for transports and tests).
+func (s *Server) MCP() *sdk.Server { return s.mcp }
+
+// RunStdio serves one client over stdin/stdout until it goes away; then
+// every session it opened ends (SPEC SES-4).
+func (s *Server) RunStdio(ctx context.Context) error {
+	err := s.mcp.Run(ctx, &sdk.StdioTransport{})
+	s.deps.Sessions.Close()
+	return err
+}
+
+// schema derives an input schema from T and lets edit refine it (enums,
+// defaults, bounds) — the tags alone cannot say everything.
+func schema[T any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("schema for %T: %v", *new(T), err))
+	}
+	if edit != nil {
+		edit(sc.Properties)
+	}
+	return sc
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// owner is the MCP session a call belongs to.
+func owner(req *sdk.CallToolRequest) string {
+	if req != nil && req.Session != nil {
+		return req.Session.ID()
+	}
+	return ""
+}
