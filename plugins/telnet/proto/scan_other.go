@@ -1,0 +1,8 @@
+//go:build !wasm
+
+package proto
+
+import "bytes"
+
+// indexByte is bytes.IndexByte, which is vectorized on native targets.
+func indexByte(p []byte, c byte) int { return bytes.IndexByte(p, c) }
