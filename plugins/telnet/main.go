@@ -1,0 +1,179 @@
+// Command telnet is termhost's Telnet protocol plugin: a thin adapter that
+// runs the sans-IO core in plugins/telnet/proto once per received chunk.
+//
+// Inbound chunks are decoded (negotiation answered toward the peer, data
+// toward the user, GA/EOR surfaced as prompt events, option changes as
+// option events); outbound chunks are escaped (0xFF doubled). Control
+// requests: {"op":"resize","cols":C,"rows":R}, {"op":"interrupt"} (IAC IP),
+// {"op":"break"} (IAC BRK), {"op":"ayt"} (IAC AYT), {"op":"options"}.
+// The session's state (option states, parser state) is exported for hot
+// swap and checkpointed whenever negotiation changes it.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/termhost/termhost/plugins/telnet/proto"
+	"github.com/termhost/termhost/sdk"
+)
+
+func init() { sdk.Register(newSession) }
+
+func main() {}
+
+type options struct {
+	Term  string            `json:"term"`
+	Cols  int               `json:"cols"`
+	Rows  int               `json:"rows"`
+	Speed string            `json:"speed"`
+	Env   map[string]string `json:"env"`
+}
+
+type session struct {
+	conn *proto.Conn
+	sink sink
+}
+
+func newSession(o sdk.Open) (sdk.Session, error) {
+	var opt options
+	for _, raw := range [][]byte{o.Config, o.Options} { // session options override instance config
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &opt); err != nil {
+				return nil, fmt.Errorf("telnet options: %w", err)
+			}
+		}
+	}
+	if opt.Cols < 0 || opt.Cols > 0xffff || opt.Rows < 0 || opt.Rows > 0xffff {
+		return nil, fmt.Errorf("telnet options: cols/rows must be 0-65535, got %dx%d", opt.Cols, opt.Rows)
+	}
+	s := &session{conn: proto.New(proto.Config{
+		Term: opt.Term, Cols: uint16(opt.Cols), Rows: uint16(opt.Rows), Speed: opt.Speed, Env: opt.Env,
+	})}
+	return s, nil
+}
+
+// sink turns core callbacks into emissions. Data runs are gathered and
+// emitted once before the next reply or event (order is kept, and an
+// IAC-dense chunk costs one emission instead of one per run). When the
+// core passed a chunk through whole, nothing is emitted and Data answers
+// Continue, which spares the host a copy.
+type sink struct {
+	out   *sdk.Out
+	first []byte // the first run, not yet copied
+	buf   []byte // later runs appended to a copy of the first
+	runs  int
+	dirty bool // negotiation changed state: checkpoint after the chunk
+}
+
+func (k *sink) flush() {
+	switch {
+	case k.runs == 1:
+		k.out.ToUser(k.first)
+	case k.runs > 1:
+		k.out.ToUser(k.buf)
+	}
+	k.first, k.buf, k.runs = nil, k.buf[:0], 0
+}
+
+func (k *sink) Data(p []byte) {
+	switch k.runs {
+	case 0:
+		k.first = p
+	case 1:
+		k.buf = append(append(k.buf[:0], k.first...), p...)
+	default:
+		k.buf = append(k.buf, p...)
+	}
+	k.runs++
+}
+
+func (k *sink) Send(p []byte) {
+	k.flush()
+	k.out.ToPeer(p)
+}
+
+func (k *sink) Event(e proto.Event) {
+	k.flush()
+	switch e.Kind {
+	case proto.EventOption:
+		k.dirty = true
+		side := "remote"
+		if e.Local {
+			side = "local"
+		}
+		k.out.EventJSON([]byte(`{"type":"option","option":"` + proto.OptionName(e.Option) +
+			`","side":"` + side + `","enabled":` + strconv.FormatBool(e.Enabled) + `}`))
+	case proto.EventPrompt:
+		k.out.EventJSON([]byte(`{"type":"prompt","mark":"` + e.Prompt.String() + `"}`))
+	case proto.EventCommand:
+		k.out.EventJSON([]byte(`{"type":"command","command":` + strconv.Itoa(int(e.Command)) + `}`))
+	}
+}
+
+func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
+	k := &s.sink
+	k.out, k.runs, k.dirty = out, 0, false
+	if dir == sdk.Outbound {
+		s.conn.Encode(p, k)
+		k.flush()
+		return sdk.Consumed
+	}
+	if s.conn.Receive(p, k) && k.runs == 1 && len(k.first) == len(p) {
+		k.first, k.runs = nil, 0
+		return sdk.Continue
+	}
+	k.flush()
+	if k.dirty {
+		out.Checkpoint(s.conn.MarshalState())
+	}
+	return sdk.Consumed
+}
+
+type controlReq struct {
+	Op   string `json:"op"`
+	Cols int    `json:"cols"`
+	Rows int    `json:"rows"`
+}
+
+func (s *session) Control(out *sdk.Out, raw []byte) ([]byte, error) {
+	var req controlReq
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, fmt.Errorf("control request is not JSON: %w", err)
+	}
+	k := &s.sink
+	k.out, k.runs = out, 0
+	switch req.Op {
+	case "resize":
+		if req.Cols < 1 || req.Cols > 0xffff || req.Rows < 1 || req.Rows > 0xffff {
+			return nil, fmt.Errorf("resize: cols and rows must be 1-65535, got %dx%d", req.Cols, req.Rows)
+		}
+		s.conn.Resize(uint16(req.Cols), uint16(req.Rows), k)
+	case "interrupt":
+		s.conn.SendCommand(proto.IP, k)
+	case "break":
+		s.conn.SendCommand(proto.BRK, k)
+	case "ayt":
+		s.conn.SendCommand(proto.AYT, k)
+	case "options":
+		on := map[string][]string{"local": {}, "remote": {}}
+		for opt := 0; opt < 256; opt++ {
+			if s.conn.Enabled(byte(opt), true) {
+				on["local"] = append(on["local"], proto.OptionName(byte(opt)))
+			}
+			if s.conn.Enabled(byte(opt), false) {
+				on["remote"] = append(on["remote"], proto.OptionName(byte(opt)))
+			}
+		}
+		return json.Marshal(on)
+	default:
+		return nil, fmt.Errorf("unknown op %q: expected resize, interrupt, break, ayt or options", req.Op)
+	}
+	k.flush()
+	return nil, nil
+}
+
+func (s *session) ExportState() ([]byte, error) { return s.conn.MarshalState(), nil }
+
+func (s *session) ImportState(state []byte) error { return s.conn.UnmarshalState(state) }

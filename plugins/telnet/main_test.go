@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/termhost/termhost/sdk/abi"
+	"github.com/termhost/termhost/sdk/sdktest"
+)
+
+// The same tests run natively and inside wazero against telnet.wasm.
+func TestTelnetPlugin(t *testing.T) {
+	sdktest.Both(t, newSession, "telnet.wasm", nil, func(t *testing.T, p sdktest.Plugin) {
+		if _, err := p.Open(1, abi.KindTelnet, []byte(`{"term":"vt100","cols":132,"rows":255}`)); err != nil {
+			t.Fatal(err)
+		}
+		// Plain text passes through without a copy.
+		a, ems, err := p.Data(1, abi.Inbound, []byte("login: "))
+		if err != nil || a != abi.Continue || len(ems) != 0 {
+			t.Fatalf("plain text: action %d, %d emissions, %v; want continue", a, len(ems), err)
+		}
+		// Negotiation is answered toward the peer; data reaches the user;
+		// GA is a prompt event; the option change is checkpointed.
+		in := []byte("a\xff\xff\xff\xfd\x18b\xff\xfd\x1fc> \xff\xf9")
+		a, ems, err = p.Data(1, abi.Inbound, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sdktest.Apply(abi.Inbound, in, a, ems); string(got) != "a\xffbc> " {
+			t.Errorf("to_user %q", got)
+		}
+		peer := sdktest.Collect(ems, abi.ToPeer)
+		wantPeer := []byte("\xff\xfb\x18\xff\xfb\x1f\xff\xfa\x1f\x00\x84\x00\xff\xff\xff\xf0")
+		if !bytes.Equal(peer, wantPeer) {
+			t.Errorf("to_peer % x\nwant    % x", peer, wantPeer)
+		}
+		events := string(sdktest.Collect(ems, abi.Event))
+		for _, want := range []string{`"option":"TTYPE"`, `"option":"NAWS"`, `{"type":"prompt","mark":"GA"}`} {
+			if !strings.Contains(events, want) {
+				t.Errorf("events %s lack %s", events, want)
+			}
+		}
+		if len(sdktest.Collect(ems, abi.State)) == 0 {
+			t.Error("no checkpoint after negotiation")
+		}
+		// TTYPE SEND is answered with the session's terminal type.
+		_, ems, _ = p.Data(1, abi.Inbound, []byte("\xff\xfa\x18\x01\xff\xf0"))
+		if got := sdktest.Collect(ems, abi.ToPeer); string(got) != "\xff\xfa\x18\x00vt100\xff\xf0" {
+			t.Errorf("TTYPE IS % x", got)
+		}
+		// Outbound: 0xFF is doubled.
+		a, ems, _ = p.Data(1, abi.Outbound, []byte("x\xffy\r\n"))
+		if got := sdktest.Apply(abi.Outbound, nil, a, ems); string(got) != "x\xff\xffy\r\n" {
+			t.Errorf("outbound % x", got)
+		}
+		// Control: interrupt, resize (NAWS re-sent), bad requests.
+		ems, err = p.Control(1, []byte(`{"op":"interrupt"}`))
+		if err != nil || string(sdktest.Collect(ems, abi.ToPeer)) != "\xff\xf4" {
+			t.Errorf("interrupt: % x %v", sdktest.Collect(ems, abi.ToPeer), err)
+		}
+		ems, err = p.Control(1, []byte(`{"op":"resize","cols":100,"rows":40}`))
+		if err != nil || string(sdktest.Collect(ems, abi.ToPeer)) != "\xff\xfa\x1f\x00\x64\x00\x28\xff\xf0" {
+			t.Errorf("resize: % x %v", sdktest.Collect(ems, abi.ToPeer), err)
+		}
+		if _, err := p.Control(1, []byte(`{"op":"explode"}`)); err == nil || !strings.Contains(err.Error(), "unknown op") {
+			t.Errorf("bad op: %v", err)
+		}
+		// State moves to a fresh session: NAWS stays on, so a resize is sent.
+		st, _, err := p.ExportState(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Open(2, abi.KindTelnet, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.ImportState(2, st); err != nil {
+			t.Fatal(err)
+		}
+		ems, _ = p.Control(2, []byte(`{"op":"resize","cols":90,"rows":30}`))
+		if len(sdktest.Collect(ems, abi.ToPeer)) == 0 {
+			t.Error("imported state lost NAWS")
+		}
+		if _, err := p.ImportState(2, []byte("garbage")); err == nil {
+			t.Error("garbage state accepted")
+		}
+	})
+}
+
+func BenchmarkPluginWasm(b *testing.B) {
+	for _, c := range benchChunks() {
+		b.Run(c.name, func(b *testing.B) {
+			p := sdktest.Wasm(b, "telnet.wasm", nil)
+			p.Open(1, abi.KindTelnet, nil)
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				if _, _, err := p.Data(1, abi.Inbound, c.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkPluginNativeChunks(b *testing.B) {
+	for _, c := range benchChunks() {
+		b.Run(c.name, func(b *testing.B) {
+			p := sdktest.Native(newSession)
+			p.Open(1, abi.KindTelnet, nil)
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				p.Data(1, abi.Inbound, c.data)
+			}
+		})
+	}
+}
+
+type benchChunk struct {
+	name string
+	data []byte
+}
+
+// benchChunks are 64 KiB of router output, and 64 KiB of binary-ish data
+// where about a quarter of the bytes belong to Telnet commands: mostly
+// IAC IAC (an escaped 0xFF data byte), with a NOP every 64 bytes.
+func benchChunks() []benchChunk {
+	plain := bytes.Repeat([]byte("interface GigabitEthernet0/1 is up, line protocol is up\r\n"), 1200)[:64<<10]
+	var dense []byte
+	for len(dense) < 64<<10 {
+		for i := 0; i < 7; i++ {
+			dense = append(dense, "ab\xff\xffcd\xff\xff"...)
+		}
+		dense = append(dense, "\xff\xf1xyzw\xff\xff"...)
+	}
+	return []benchChunk{{"plain", plain}, {"iac-dense", dense[:64<<10]}}
+}
