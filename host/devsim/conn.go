@@ -1,0 +1,771 @@
+package devsim
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// writeTimeout bounds one Write call; a client that stops reading for this
+// long loses its connection.
+const writeTimeout = 30 * time.Second
+
+// evKind is the kind of an input event passed from the reader goroutine to
+// the session goroutine.
+type evKind uint8
+
+const (
+	evData    evKind = iota // one input byte
+	evIntr                  // IAC IP or ^C: interrupt
+	evTimeout               // idle timeout; the reader has stopped
+)
+
+type event struct {
+	kind evKind
+	b    byte
+}
+
+var (
+	errInterrupt = errors.New("interrupted")
+	errCtrlZ     = errors.New("ctrl-z")
+	errClosed    = errors.New("connection closed")
+)
+
+// Q method option states (RFC 1143), without the OPPOSITE queue: the
+// server never changes its mind while a request is in flight.
+type qstate uint8
+
+const (
+	qNo qstate = iota
+	qYes
+	qWantNo
+	qWantYes
+)
+
+type optState struct {
+	us  qstate // our side: WILL/WONT we send, DO/DONT the client sends
+	him qstate // client's side: DO/DONT we send, WILL/WONT the client sends
+}
+
+// conn is one client connection. Two goroutines work on it: the reader
+// (readLoop) decodes the telnet stream, answers negotiation and AYT
+// directly and queues input events; the session goroutine (serve) runs the
+// CLI, consuming those events and producing all other output.
+type conn struct {
+	s    *Server
+	d    *dialect
+	id   int
+	nc   net.Conn
+	addr string
+
+	events     chan event
+	quit       chan struct{} // closed when the session goroutine is done
+	readerDone chan struct{}
+	negNotify  chan struct{} // poked after each chunk that changed negotiation state
+
+	// Interrupts: produced by the reader, consumed by the session. The
+	// difference is the number of interrupts still in the event queue,
+	// which aborts any output in progress.
+	intrProduced atomic.Int64
+	intrConsumed atomic.Int64
+
+	wmu  sync.Mutex // serializes writes to nc
+	werr error
+
+	mu        sync.Mutex // protects the fields below
+	opts      [256]optState
+	info      SessionInfo
+	ttypeWait bool // TTYPE SEND sent, IS not yet received
+	envWait   bool // NEW-ENVIRON SEND sent, IS not yet received
+	nawsSeen  bool
+	lastInput time.Time
+	reply     []byte // reader goroutine: bytes to send after the current chunk
+
+	// Session goroutine state.
+	out      []byte // pending output, written by flush
+	priv     int    // 1 user EXEC, 15 privileged EXEC
+	mode     cliMode
+	curIf    string // interface being configured in modeConfigIf
+	pageLen  int
+	history  []string
+	user     string
+	escState int  // skipping an ANSI escape sequence typed by the client
+	closing  bool // set by a command that ends the session
+}
+
+func newConn(s *Server, nc net.Conn, id int) *conn {
+	c := &conn{
+		s:          s,
+		d:          s.d,
+		id:         id,
+		nc:         nc,
+		addr:       nc.RemoteAddr().String(),
+		events:     make(chan event, 8192),
+		quit:       make(chan struct{}),
+		readerDone: make(chan struct{}),
+		negNotify:  make(chan struct{}, 1),
+		priv:       1,
+		pageLen:    s.cfg.PageLines,
+	}
+	c.info = SessionInfo{ID: id, Line: id - 1, RemoteAddr: c.addr}
+	c.lastInput = time.Now()
+	return c
+}
+
+// serve is the session goroutine.
+func (c *conn) serve() {
+	defer c.s.wg.Done()
+	defer c.s.remove(c)
+	c.s.logf("devsim: conn %d from %s", c.id, c.addr)
+
+	readerStarted := false
+	defer func() {
+		close(c.quit)
+		if !readerStarted {
+			c.nc.Close()
+			c.s.wg.Done()
+			return
+		}
+		c.shutdown()
+		c.s.logf("devsim: conn %d closed", c.id)
+	}()
+
+	// Negotiation first, like a real telnetd.
+	c.mu.Lock()
+	c.askWill(optEcho)
+	c.askWill(optSGA)
+	c.askDo(optTTYPE)
+	c.askDo(optNAWS)
+	if c.s.cfg.EOR {
+		c.askWill(optEOR)
+	}
+	c.askDo(optNewEnviron)
+	first := c.reply
+	c.reply = nil
+	c.mu.Unlock()
+	if c.writeRaw(first) != nil {
+		return
+	}
+	readerStarted = true
+	go c.readLoop()
+	c.waitNegotiation()
+	c.session()
+	c.flush()
+}
+
+// shutdown closes the connection gracefully after the session ended on
+// its own: half-close so that the last output is delivered, let the reader
+// drain the client's remaining input for a moment, then close.
+func (c *conn) shutdown() {
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.CloseWrite()
+		t := time.NewTimer(2 * time.Second)
+		select {
+		case <-c.readerDone:
+		case <-c.s.done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	c.nc.Close()
+	<-c.readerDone
+}
+
+// readLoop is the reader goroutine.
+func (c *conn) readLoop() {
+	defer c.s.wg.Done()
+	defer close(c.readerDone)
+	defer close(c.events)
+	var dec decoder
+	buf := make([]byte, 4096)
+	var evs []event
+	quitting := false
+	for {
+		c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+		n, err := c.nc.Read(buf)
+		if n > 0 {
+			evs = evs[:0]
+			c.mu.Lock()
+			c.lastInput = time.Now()
+			neg := readSink{c: c, evs: &evs}
+			dec.feed(buf[:n], &neg)
+			reply := c.reply
+			c.reply = nil
+			c.mu.Unlock()
+			if len(reply) > 0 {
+				c.writeRaw(reply)
+			}
+			if neg.changed {
+				select {
+				case c.negNotify <- struct{}{}:
+				default:
+				}
+			}
+			for _, ev := range evs {
+				if quitting {
+					break
+				}
+				select {
+				case c.events <- ev:
+				case <-c.quit:
+					quitting = true // keep draining input until EOF
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && !quitting {
+				select {
+				case c.events <- event{kind: evTimeout}:
+				case <-c.quit:
+				}
+			}
+			return
+		}
+	}
+}
+
+// readSink adapts decoder callbacks for the reader goroutine. It runs with
+// c.mu held.
+type readSink struct {
+	c       *conn
+	evs     *[]event
+	changed bool
+}
+
+func (r *readSink) data(b byte) {
+	if b == 0x03 { // ^C typed in character mode
+		r.c.intrProduced.Add(1)
+		*r.evs = append(*r.evs, event{kind: evIntr})
+		return
+	}
+	*r.evs = append(*r.evs, event{kind: evData, b: b})
+}
+
+func (r *readSink) command(cmd byte) {
+	c := r.c
+	switch cmd {
+	case cmdIP:
+		c.info.IP++
+		c.intrProduced.Add(1)
+		*r.evs = append(*r.evs, event{kind: evIntr})
+	case cmdBRK:
+		c.info.BRK++
+	case cmdAO:
+		c.info.AO++
+	case cmdAYT:
+		c.info.AYT++
+		c.s.mu.Lock()
+		host := c.s.dev.hostname
+		c.s.mu.Unlock()
+		c.reply = escapeIAC(c.reply, []byte("\r\n["+host+": yes]\r\n"))
+	case cmdEC:
+		*r.evs = append(*r.evs, event{kind: evData, b: 0x08})
+	case cmdEL:
+		*r.evs = append(*r.evs, event{kind: evData, b: 0x15})
+	}
+}
+
+func (r *readSink) negotiate(verb, opt byte) {
+	r.changed = true
+	r.c.recvNeg(verb, opt)
+}
+
+func (r *readSink) subneg(opt byte, p []byte) {
+	c := r.c
+	r.changed = true
+	switch opt {
+	case optTTYPE:
+		if len(p) > 0 && p[0] == sbIS {
+			if c.info.TermType == "" {
+				c.info.TermType = string(p[1:])
+			}
+			c.ttypeWait = false
+		}
+	case optNAWS:
+		if len(p) == 4 {
+			c.info.Width = int(p[0])<<8 | int(p[1])
+			c.info.Height = int(p[2])<<8 | int(p[3])
+			c.info.NAWSUpdates++
+			c.nawsSeen = true
+		}
+	case optNewEnviron:
+		if len(p) > 0 && (p[0] == sbIS || p[0] == sbINFO) {
+			if c.info.Env == nil {
+				c.info.Env = make(map[string]string)
+			}
+			parseEnviron(p[1:], c.info.Env)
+			if p[0] == sbIS {
+				c.envWait = false
+			}
+		}
+	}
+}
+
+// --- option negotiation (c.mu held) ---
+
+func (c *conn) supportLocal(opt byte) bool {
+	switch opt {
+	case optEcho, optSGA:
+		return true
+	case optEOR:
+		return c.s.cfg.EOR
+	}
+	return false
+}
+
+func (c *conn) supportRemote(opt byte) bool {
+	switch opt {
+	case optTTYPE, optNAWS, optNewEnviron, optSGA:
+		return true
+	}
+	return false
+}
+
+func (c *conn) sendNeg(verb, opt byte) {
+	c.info.NegSent++
+	c.reply = append(c.reply, cmdIAC, verb, opt)
+}
+
+func (c *conn) askWill(opt byte) {
+	if st := &c.opts[opt]; st.us == qNo {
+		st.us = qWantYes
+		c.sendNeg(cmdWILL, opt)
+	}
+}
+
+func (c *conn) askDo(opt byte) {
+	if st := &c.opts[opt]; st.him == qNo {
+		st.him = qWantYes
+		c.sendNeg(cmdDO, opt)
+	}
+}
+
+func (c *conn) recvNeg(verb, opt byte) {
+	c.info.NegReceived++
+	st := &c.opts[opt]
+	switch verb {
+	case cmdDO:
+		if opt == optTimingMark {
+			// TIMING-MARK is a request, not a state: always answer it.
+			c.sendNeg(cmdWILL, optTimingMark)
+			return
+		}
+		switch st.us {
+		case qNo:
+			if c.supportLocal(opt) {
+				st.us = qYes
+				c.sendNeg(cmdWILL, opt)
+			} else {
+				c.sendNeg(cmdWONT, opt)
+			}
+		case qWantNo:
+			st.us = qNo // DONT answered by DO; we do not insist
+		case qWantYes:
+			st.us = qYes
+		}
+	case cmdDONT:
+		switch st.us {
+		case qYes:
+			st.us = qNo
+			c.sendNeg(cmdWONT, opt)
+		case qWantNo, qWantYes:
+			st.us = qNo
+		}
+	case cmdWILL:
+		switch st.him {
+		case qNo:
+			if c.supportRemote(opt) {
+				st.him = qYes
+				c.sendNeg(cmdDO, opt)
+				c.remoteEnabled(opt)
+			} else {
+				c.sendNeg(cmdDONT, opt)
+			}
+		case qWantNo:
+			st.him = qNo
+		case qWantYes:
+			st.him = qYes
+			c.remoteEnabled(opt)
+		}
+	case cmdWONT:
+		switch st.him {
+		case qYes:
+			st.him = qNo
+			c.sendNeg(cmdDONT, opt)
+		case qWantNo, qWantYes:
+			st.him = qNo
+		}
+		if opt == optTTYPE {
+			c.ttypeWait = false
+		}
+		if opt == optNewEnviron {
+			c.envWait = false
+		}
+	}
+}
+
+func (c *conn) remoteEnabled(opt byte) {
+	switch opt {
+	case optTTYPE:
+		c.ttypeWait = true
+		c.reply = append(c.reply, cmdIAC, cmdSB, optTTYPE, sbSEND, cmdIAC, cmdSE)
+	case optNewEnviron:
+		c.envWait = true
+		c.reply = append(c.reply, cmdIAC, cmdSB, optNewEnviron, sbSEND, cmdIAC, cmdSE)
+	}
+}
+
+// negSettled reports whether the opening negotiation is over: nothing we
+// asked for is unanswered and the subnegotiations we asked for came back.
+func (c *conn) negSettled() bool {
+	for _, o := range []byte{optEcho, optSGA, optEOR} {
+		if c.opts[o].us == qWantYes {
+			return false
+		}
+	}
+	for _, o := range []byte{optTTYPE, optNAWS, optNewEnviron} {
+		if c.opts[o].him == qWantYes {
+			return false
+		}
+	}
+	if c.opts[optNAWS].him == qYes && !c.nawsSeen {
+		return false
+	}
+	return !c.ttypeWait && !c.envWait
+}
+
+func (c *conn) waitNegotiation() {
+	t := time.NewTimer(c.s.cfg.NegotiationTimeout)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		ok := c.negSettled()
+		c.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-c.negNotify:
+		case <-t.C:
+			return
+		case <-c.readerDone:
+			return
+		}
+	}
+}
+
+func (c *conn) localOn(opt byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opts[opt].us == qYes
+}
+
+// promptMark returns the bytes that follow every prompt: IAC EOR when the
+// client agreed to EOR, IAC GA when it did not agree to SGA.
+func (c *conn) promptMark() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var m []byte
+	if c.opts[optEOR].us == qYes {
+		m = append(m, cmdIAC, cmdEOR)
+	}
+	if c.opts[optSGA].us != qYes {
+		m = append(m, cmdIAC, cmdGA)
+	}
+	return m
+}
+
+func (c *conn) snapshot() SessionInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	si := c.info
+	if c.info.Env != nil {
+		si.Env = make(map[string]string, len(c.info.Env))
+		for k, v := range c.info.Env {
+			si.Env[k] = v
+		}
+	}
+	si.Local, si.Remote = nil, nil
+	for i := range c.opts {
+		if c.opts[i].us == qYes {
+			si.Local = append(si.Local, OptionName(byte(i)))
+		}
+		if c.opts[i].him == qYes {
+			si.Remote = append(si.Remote, OptionName(byte(i)))
+		}
+	}
+	sort.Strings(si.Local)
+	sort.Strings(si.Remote)
+	return si
+}
+
+// --- output ---
+
+// writeRaw is the single place where bytes reach the socket. It applies
+// cfg.Fragment and cfg.FragmentDelay. p must already be telnet-encoded
+// (data with 0xFF doubled, see text and escapeIAC).
+func (c *conn) writeRaw(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return c.werr
+	}
+	pieces := [][]byte{p}
+	if c.s.cfg.Fragment != nil {
+		pieces = c.s.cfg.Fragment(p)
+	}
+	for i, piece := range pieces {
+		if i > 0 && c.s.cfg.FragmentDelay > 0 {
+			t := time.NewTimer(c.s.cfg.FragmentDelay)
+			select {
+			case <-t.C:
+			case <-c.s.done:
+				t.Stop()
+				c.werr = errClosed
+				return c.werr
+			}
+		}
+		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := c.nc.Write(piece); err != nil {
+			c.werr = err
+			return err
+		}
+	}
+	return nil
+}
+
+// text queues application text: "\n" not preceded by "\r" becomes CR LF,
+// 0xFF is doubled.
+func (c *conn) text(s string) {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case b == '\n' && (i == 0 || s[i-1] != '\r'):
+			c.out = append(c.out, '\r', '\n')
+		case b == cmdIAC:
+			c.out = append(c.out, cmdIAC, cmdIAC)
+		default:
+			c.out = append(c.out, b)
+		}
+	}
+}
+
+// line queues one line of text followed by CR LF.
+func (c *conn) line(s string) {
+	c.text(s)
+	c.out = append(c.out, '\r', '\n')
+}
+
+// prompt queues a prompt followed by its EOR/GA mark.
+func (c *conn) prompt(s string) {
+	c.text(s)
+	c.out = append(c.out, c.promptMark()...)
+}
+
+// flush writes the queued output.
+func (c *conn) flush() error {
+	if len(c.out) == 0 {
+		return c.werr0()
+	}
+	err := c.writeRaw(c.out)
+	c.out = c.out[:0]
+	return err
+}
+
+func (c *conn) werr0() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.werr
+}
+
+// --- input ---
+
+// next returns the next input event, flushing pending output before it
+// blocks. It returns errClosed when the connection is gone.
+func (c *conn) next() (event, error) {
+	select {
+	case ev, ok := <-c.events:
+		return c.took(ev, ok)
+	default:
+	}
+	if err := c.flush(); err != nil {
+		return event{}, err
+	}
+	select {
+	case ev, ok := <-c.events:
+		return c.took(ev, ok)
+	case <-c.s.done:
+		return event{}, errClosed
+	}
+}
+
+func (c *conn) took(ev event, ok bool) (event, error) {
+	if !ok {
+		return event{}, errClosed
+	}
+	switch ev.kind {
+	case evIntr:
+		c.intrConsumed.Add(1)
+	case evTimeout:
+		c.line("")
+		c.line("% Session idle timeout, closing connection.")
+		return event{}, errClosed
+	}
+	return ev, nil
+}
+
+// intrPending reports whether an interrupt is queued but not yet consumed.
+func (c *conn) intrPending() bool {
+	return c.intrProduced.Load() > c.intrConsumed.Load()
+}
+
+// readLine shows prompt (unless show is false) and reads one line with
+// echo (when echo is set and the client let us echo) and simple line
+// editing: BS/DEL erase a character, ^U the line, ^W a word; ANSI escape
+// sequences (arrow keys) are ignored. An interrupt prints "^C" and returns
+// errInterrupt; ^Z in configuration mode prints "^Z" and returns errCtrlZ.
+func (c *conn) readLine(prompt string, echo, show bool) (string, error) {
+	if show {
+		c.prompt(prompt)
+	}
+	wantEcho := echo
+	var buf []byte
+	c.escState = 0
+	const maxLine = 1024
+	for {
+		ev, err := c.next()
+		if err != nil {
+			return "", err
+		}
+		if ev.kind == evIntr {
+			c.text("^C\r\n")
+			return "", errInterrupt
+		}
+		// The client may switch ECHO at any time; look at every key.
+		echo := wantEcho && c.localOn(optEcho)
+		b := ev.b
+		if c.escState > 0 {
+			// ESC [ params final, ESC O x, ESC x
+			switch {
+			case c.escState == 1 && (b == '[' || b == 'O'):
+				c.escState = 2
+				if b == 'O' {
+					c.escState = 3
+				}
+			case c.escState == 2 && b >= 0x20 && b < 0x40:
+				// parameter/intermediate byte
+			default:
+				c.escState = 0
+			}
+			continue
+		}
+		switch {
+		case b == '\r' || b == '\n':
+			c.text("\r\n")
+			return string(buf), nil
+		case b == 0x1b:
+			c.escState = 1
+		case b == 0x08 || b == 0x7f:
+			if n := runeStart(buf); n >= 0 {
+				buf = buf[:n]
+				if echo {
+					c.text("\b \b")
+				}
+			}
+		case b == 0x15: // ^U
+			for len(buf) > 0 {
+				buf = buf[:runeStart(buf)]
+				if echo {
+					c.text("\b \b")
+				}
+			}
+		case b == 0x17: // ^W
+			for len(buf) > 0 && buf[len(buf)-1] == ' ' {
+				buf = buf[:len(buf)-1]
+				if echo {
+					c.text("\b \b")
+				}
+			}
+			for len(buf) > 0 && buf[len(buf)-1] != ' ' {
+				buf = buf[:runeStart(buf)]
+				if echo {
+					c.text("\b \b")
+				}
+			}
+		case b == 0x1a: // ^Z
+			if c.mode != modeExec {
+				c.text("^Z\r\n")
+				return "", errCtrlZ
+			}
+		case b == '\t':
+			b = ' '
+			fallthrough
+		case b >= 0x20:
+			if len(buf) < maxLine {
+				buf = append(buf, b)
+				if echo {
+					c.out = escapeIAC(c.out, []byte{b})
+				}
+			}
+		}
+	}
+}
+
+// runeStart returns the index where the last UTF-8 character of p starts,
+// or -1 for an empty p.
+func runeStart(p []byte) int {
+	i := len(p) - 1
+	for i > 0 && p[i]&0xC0 == 0x80 {
+		i--
+	}
+	return i
+}
+
+// page writes lines, pausing with the pager prompt every c.pageLen lines:
+// space shows the next page, Enter one more line, anything else (q) stops.
+// An interrupt stops the output; if the pager consumed it, "^C" has been
+// printed and consumed is true, otherwise the interrupt is still queued.
+func (c *conn) page(lines []string) (consumed bool, err error) {
+	shown := 0
+	for i, l := range lines {
+		if c.intrPending() {
+			return false, nil
+		}
+		c.line(l)
+		if err := c.flush(); err != nil {
+			return false, err
+		}
+		shown++
+		if c.pageLen <= 0 || shown < c.pageLen || i == len(lines)-1 {
+			continue
+		}
+		pager := c.d.pager
+		c.prompt(pager)
+		erase := "\r" + strings.Repeat(" ", len(pager)) + "\r"
+		ev, err := c.next()
+		if err != nil {
+			return false, err
+		}
+		c.text(erase)
+		switch {
+		case ev.kind == evIntr:
+			c.text("^C\r\n")
+			return true, nil
+		case ev.b == ' ':
+			shown = 0
+		case ev.b == '\r' || ev.b == '\n':
+			shown = c.pageLen - 1
+		default:
+			return false, nil
+		}
+	}
+	return false, nil
+}
