@@ -19,7 +19,7 @@ func sharedCache() wazero.CompilationCache {
 	cacheOnce.Do(func() {
 		dir, err := os.UserCacheDir()
 		if err == nil {
-			cache, err = wazero.NewCompilationCacheWithDir(filepath.Join(dir, "termhost", "wazero-test"))
+			cache, err = wazero.NewCompilationCacheWithDir(filepath.Join(dir, "termhost", "wazero-test-sdk"))
 		}
 		if err != nil || cache == nil {
 			cache = wazero.NewCompilationCache()

@@ -83,7 +83,9 @@ func Native(f sdk.Factory) *NativePlugin {
 }
 
 // Configure passes the instance configuration.
-func (n *NativePlugin) Configure(cfg []byte) error { return n.status("on_configure", n.rt.Configure(cfg)) }
+func (n *NativePlugin) Configure(cfg []byte) error {
+	return n.status("on_configure", n.rt.Configure(cfg))
+}
 
 func (n *NativePlugin) logText() string {
 	var parts []string

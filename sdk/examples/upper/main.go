@@ -1,10 +1,14 @@
-// Command upper is the smallest useful termhost plugin: a dialect that
-// upper-cases everything the peer sends and emits a "shout" event whenever a
-// line ends with '!'. It is the worked example of the README's plugin guide.
+// Command upper is the worked example of the README's plugin guide: a
+// dialect plugin that upper-cases everything the peer sends and emits a
+// "shout" event, with a running count, whenever a line ends with '!'. The
+// count is its state: it moves with the session when a new version of the
+// plugin is hot-loaded.
 package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 
 	"github.com/termhost/termhost/sdk"
 )
@@ -13,7 +17,7 @@ func init() { sdk.Register(newSession) }
 
 func main() {}
 
-type session struct{ shouts int }
+type session struct{ shouts uint64 }
 
 func newSession(sdk.Open) (sdk.Session, error) { return &session{}, nil }
 
@@ -27,4 +31,19 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 		out.Event(map[string]any{"type": "shout", "count": s.shouts})
 	}
 	return sdk.Consumed
+}
+
+// ExportState and ImportState make the plugin stateful: hot reload moves a
+// live session to the new version with its count.
+func (s *session) ExportState() ([]byte, error) {
+	return binary.AppendUvarint(nil, s.shouts), nil
+}
+
+func (s *session) ImportState(b []byte) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errors.New("upper: bad state")
+	}
+	s.shouts = n
+	return nil
 }

@@ -30,8 +30,19 @@ func TestUpper(t *testing.T) {
 		if _, _, err := p.Data(99, abi.Inbound, []byte("x")); err == nil || !strings.Contains(err.Error(), "no open session 99") {
 			t.Errorf("unknown session: err = %v", err)
 		}
-		if _, _, err := p.ExportState(7); err == nil {
-			t.Error("state export of a stateless plugin succeeded")
+		st, _, err := p.ExportState(7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Open(8, abi.KindTelnet, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.ImportState(8, st); err != nil {
+			t.Fatal(err)
+		}
+		_, ems, _ = p.Data(8, abi.Inbound, []byte("again!\n"))
+		if ev := string(sdktest.Collect(ems, abi.Event)); !strings.Contains(ev, `"count":2`) {
+			t.Errorf("count did not move with the state: %q", ev)
 		}
 	})
 }
