@@ -18,13 +18,14 @@ import (
 )
 
 type connectIn struct {
-	Host    string `json:"host" jsonschema:"host name or IP address"`
-	Port    int    `json:"port" jsonschema:"TCP port, usually 23"`
-	Timeout int    `json:"timeout,omitempty" jsonschema:"connect timeout in ms (default 5000)"`
-	Name    string `json:"name,omitempty" jsonschema:"unique name, usable wherever a sessionId is"`
-	Term    string `json:"term,omitempty" jsonschema:"terminal type sent to the server (default xterm-256color)"`
-	Cols    int    `json:"cols,omitempty" jsonschema:"window width (default 80)"`
-	Rows    int    `json:"rows,omitempty" jsonschema:"window height (default 24)"`
+	Host    string   `json:"host" jsonschema:"host name or IP address"`
+	Port    int      `json:"port" jsonschema:"TCP port, usually 23"`
+	Timeout int      `json:"timeout,omitempty" jsonschema:"connect timeout in ms (default 5000)"`
+	Name    string   `json:"name,omitempty" jsonschema:"unique name, usable wherever a sessionId is"`
+	Term    string   `json:"term,omitempty" jsonschema:"terminal type sent to the server (default xterm-256color)"`
+	Cols    int      `json:"cols,omitempty" jsonschema:"window width (default 80)"`
+	Rows    int      `json:"rows,omitempty" jsonschema:"window height (default 24)"`
+	Plugins []string `json:"plugins,omitempty" jsonschema:"plugins to chain after telnet, e.g. a dialect"`
 }
 
 type sessionIn struct {
@@ -166,13 +167,18 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	case in.Cols < 0 || in.Cols > 1000 || in.Rows < 0 || in.Rows > 1000:
 		return nil, nil, invalid("cols/rows", "must be between 1 and 1000, got %dx%d", in.Cols, in.Rows)
 	}
+	for i, p := range in.Plugins {
+		if strings.TrimSpace(p) == "" {
+			return nil, nil, invalid(fmt.Sprintf("plugins[%d]", i), "must be a plugin name, got an empty string")
+		}
+	}
 	timeout := time.Duration(in.Timeout) * time.Millisecond
 	if timeout == 0 {
 		timeout = 5 * time.Second
 	}
 	sess, err := s.deps.Sessions.OpenTelnet(ctx, s.deps.Attach, session.TelnetOptions{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req),
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows,
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("telnet_connect to %s:%d failed: %w", host, in.Port, err)
@@ -200,14 +206,14 @@ func (s *Server) lookup(ref string) (*session.Session, error) {
 }
 
 func (s *Server) telnetSend(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (*sdk.CallToolResult, any, error) {
-	sess, err := s.lookup(in.SessionID)
-	if err != nil {
-		return nil, nil, err
-	}
 	switch in.Signal {
 	case "", "ip", "brk", "ayt":
 	default:
 		return nil, nil, invalid("signal", "must be ip, brk or ayt, got %q", in.Signal)
+	}
+	sess, err := s.lookup(in.SessionID)
+	if err != nil {
+		return nil, nil, err
 	}
 	p := []byte(in.Command)
 	if !in.NoNewline {
@@ -262,10 +268,6 @@ func waitSpec(w waitIn, waitMs int) (session.WaitSpec, error) {
 }
 
 func (s *Server) telnetRead(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
-	sess, err := s.lookup(in.SessionID)
-	if err != nil {
-		return nil, nil, err
-	}
 	enc := in.Encoding
 	if enc == "" {
 		enc = "utf8"
@@ -279,6 +281,10 @@ func (s *Server) telnetRead(ctx context.Context, _ *sdk.CallToolRequest, in read
 		return nil, nil, invalid("maxBytes", "must be >= 1, got %d", in.MaxBytes)
 	}
 	spec, err := waitSpec(in.waitIn, in.WaitMs)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := s.lookup(in.SessionID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -136,9 +136,9 @@ type Session struct {
 	endedAt    time.Time
 	cols, rows int
 
-	wq       chan writeReq
-	quit     chan struct{} // closed by Close: stops the writer
-	pumpDone chan struct{}
+	wq        chan writeReq
+	quit      chan struct{} // closed by Close: stops the writer
+	pumpDone  chan struct{}
 	closeOnce sync.Once
 }
 

@@ -145,7 +145,7 @@ func TestUTF8NeverSplit(t *testing.T) {
 		t.Fatalf("first read = %q, want the complete prefix only", r.Data)
 	}
 	peer.Write(euro[2:])
-	r = read(t, s, WaitSpec{Idle: 30 * time.Millisecond, Timeout: 5 * time.Second})
+	r = read(t, s, WaitSpec{Until: regexp.MustCompile("€"), Timeout: 5 * time.Second})
 	if string(r.Data) != "€" {
 		t.Fatalf("second read = %q, want the whole character", r.Data)
 	}
