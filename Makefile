@@ -1,0 +1,46 @@
+# termhost — see README.md. Plugins are built reproducibly and committed;
+# `check-plugins` proves each committed .wasm matches a fresh build.
+GO       ?= go
+PLUGINS  := plugins/telnet sdk/examples/upper
+BENCHTIME ?= 1s
+
+.PHONY: all build plugins check-plugins test test-short bench demo vet fmt clean
+
+all: build
+
+build: plugins
+	$(GO) build -trimpath -o bin/termhost ./cmd/termhost
+
+plugins:
+	@for p in $(PLUGINS); do echo "wasmbuild $$p"; $(GO) run ./sdk/cmd/wasmbuild $$p || exit 1; done
+
+check-plugins:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	for p in $(PLUGINS); do \
+	  name=$$(basename $$p); \
+	  $(GO) run ./sdk/cmd/wasmbuild -o $$tmp/$$name.wasm $$p || exit 1; \
+	  if ! cmp -s $$tmp/$$name.wasm $$p/$$name.wasm; then \
+	    echo "check-plugins: $$p/$$name.wasm differs from a fresh build of its source (run 'make plugins' and commit)"; exit 1; \
+	  fi; \
+	done; echo "check-plugins: committed plugins match their source ($$($(GO) env GOVERSION))"
+
+vet:
+	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugins/... ./sdk/examples/...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+test: check-plugins vet
+	$(GO) build -trimpath -o bin/termhost ./cmd/termhost
+	$(GO) test -race -timeout 15m ./...
+
+test-short:
+	$(GO) test -short ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./host/ringbuf/ ./host/plugin/ ./bench/
+
+demo:
+	$(GO) run ./cmd/termhost demo
+
+clean:
+	rm -rf bin

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termhost/termhost/host/devsim"
+)
+
+// requireTool skips when a real peer is not installed, except in CI, where
+// .ci/run installs it and its absence is a failure.
+func requireTool(t *testing.T, path string, args ...string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed; .ci/run should have installed it", path)
+		}
+		t.Skipf("%s not installed (apt-get install busybox-static inetutils-telnetd)", path)
+	}
+	if len(args) > 0 {
+		out, err := exec.Command(path, args...).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "telnetd") {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s has no telnetd applet: %s", path, out)
+			}
+			t.Skipf("%s has no telnetd applet (install busybox-static)", path)
+		}
+	}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitListening waits until something accepts on port.
+func waitListening(t testing.TB, port int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on port %d", port)
+}
+
+// shellRoundTrip reaches a shell prompt, runs echo of a computed value and
+// reads it back with until. withTTYPE: the server asks for the terminal
+// type (inetutils does; BusyBox does not). interrupt is what stops a
+// running command: IAC IP for servers that map it to the tty's interrupt
+// character (inetutils), a literal ^C otherwise (BusyBox ignores IAC IP).
+func shellRoundTrip(t *testing.T, port int, withTTYPE bool, interrupt map[string]any) {
+	cs := startServe(t)
+	id := mustCall(t, cs, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
+	expect(t, cs, map[string]any{"sessionId": id, "until": `[#$] $`, "timeoutMs": 10000}, "matched", "")
+	a, b := 7919, time.Now().Nanosecond()%100000+1
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo th-$((" + strconv.Itoa(a) + "*" + strconv.Itoa(b) + "))"})
+	want := "th-" + strconv.Itoa(a*b)
+	expect(t, cs, map[string]any{"sessionId": id, "until": want + `\r?\n`, "timeoutMs": 10000}, "matched", want)
+	// The terminal type and window size reached the server.
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": `echo "T=$TERM"; stty size`})
+	data := expect(t, cs, map[string]any{"sessionId": id, "until": `24 80`, "timeoutMs": 10000}, "matched", "24 80")
+	if withTTYPE && !strings.Contains(data, "T=xterm-256color") {
+		t.Errorf("TERM did not reach the shell: %q", data)
+	}
+	// Interrupt a running command with IAC IP.
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "sleep 30"})
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	interrupt["sessionId"] = id
+	mustCall(t, cs, "telnet_send", interrupt)
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo after-$((40+2))"})
+	expect(t, cs, map[string]any{"sessionId": id, "until": `after-42\r?\n`, "timeoutMs": 10000}, "matched", "after-42")
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("interrupt did not stop sleep")
+	}
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "exit"})
+	expect(t, cs, map[string]any{"sessionId": id, "exit": true, "timeoutMs": 10000}, "exit", "")
+	mustCall(t, cs, "telnet_disconnect", map[string]any{"sessionId": id})
+}
+
+func TestInteropBusyBoxTelnetd(t *testing.T) {
+	requireTool(t, "/bin/busybox", "--list")
+	port := freePort(t)
+	cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
+	cmd.Env = append(os.Environ(), "PS1=$ ")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	waitListening(t, port)
+	shellRoundTrip(t, port, false, map[string]any{"command": "\x03", "noNewline": true})
+}
+
+func TestInteropInetutilsTelnetd(t *testing.T) {
+	requireTool(t, "/usr/sbin/telnetd")
+	d, err := devsim.ListenInetd("127.0.0.1:0", []string{"/usr/sbin/telnetd", "-h", "-E", "/bin/sh"}, []string{"PS1=$ ", "PATH=/usr/bin:/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, p, _ := net.SplitHostPort(d.Addr())
+	port, _ := strconv.Atoi(p)
+	shellRoundTrip(t, port, true, map[string]any{"command": "", "noNewline": true, "signal": "ip"})
+}

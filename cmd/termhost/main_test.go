@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binary is termhost built once for the whole test binary, so end-to-end
+// tests run the real program over stdio, as an MCP client would.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "termhost-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "termhost")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building termhost:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func cacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "off"
+	}
+	return filepath.Join(d, "termhost", "wazero-test-e2e") // the built binary's own cache
+}
+
+// startServe starts `termhost serve` with args and connects go-sdk's client to
+// it over stdio.
+func startServe(t testing.TB, args ...string) *sdk.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--cache-dir", cacheDir(), "--log-level", "debug"}, args...)...)
+	logs := &strings.Builder{}
+	cmd.Stderr = &lockedWriter{b: logs}
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to termhost serve: %v\nstderr:\n%s", err, logs)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("termhost stderr:\n%s", cmd.Stderr.(*lockedWriter).String())
+		}
+	})
+	return cs
+}
+
+// call runs a tool; isErr reports a tool error or a protocol error, whose
+// text is returned as msg.
+func call(t testing.TB, cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, err.Error(), true
+	}
+	var text string
+	for _, c := range r.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if r.IsError {
+		return nil, text, true
+	}
+	if err := json.Unmarshal([]byte(text), &res); err != nil {
+		t.Fatalf("%s: result is not a JSON object: %q", tool, text)
+	}
+	return res, text, false
+}
+
+func mustCall(t testing.TB, cs *sdk.ClientSession, tool string, args any) map[string]any {
+	t.Helper()
+	res, msg, isErr := call(t, cs, tool, args)
+	if isErr {
+		t.Fatalf("%s %v: %s", tool, args, msg)
+	}
+	return res
+}
+
+// expect reads with the given wait options and checks the reason and that
+// the data contains want.
+func expect(t testing.TB, cs *sdk.ClientSession, args map[string]any, reason, want string) string {
+	t.Helper()
+	res := mustCall(t, cs, "telnet_read", args)
+	data, _ := res["data"].(string)
+	if res["reason"] != reason || !strings.Contains(data, want) {
+		t.Fatalf("telnet_read %v: reason %v, data %q; want reason %s and %q", args, res["reason"], data, reason, want)
+	}
+	return data
+}
