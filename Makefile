@@ -36,8 +36,14 @@ test: check-plugins vet
 test-short:
 	$(GO) test -short ./...
 
+# Throughput benchmarks run for BENCHTIME; end-to-end ones (real processes,
+# real sockets) for fixed counts, so percentiles have enough samples.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./host/ringbuf/ ./host/plugin/ ./bench/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./plugins/telnet/ ./host/ringbuf/ ./host/plugin/
+	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 500x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'HotReload' -benchtime 20x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'IdleSessionMemory|ToolsListSize' -benchtime 3x ./cmd/termhost/
 
 demo:
 	$(GO) run ./cmd/termhost demo

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/termhost/termhost/sdk/abi"
 	"github.com/termhost/termhost/sdk/sdktest"
+	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // The same tests run natively and inside wazero against telnet.wasm.
@@ -133,4 +136,36 @@ func benchChunks() []benchChunk {
 		dense = append(dense, "\xff\xf1xyzw\xff\xff"...)
 	}
 	return []benchChunk{{"plain", plain}, {"iac-dense", dense[:64<<10]}}
+}
+
+// BenchmarkPluginWasmGuarded is BenchmarkPluginWasm with wazero's
+// termination checks compiled in, as termhost runs plugins by default
+// (--plugin-guard=all).
+func BenchmarkPluginWasmGuarded(b *testing.B) {
+	wasm, err := os.ReadFile("telnet.wasm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	m, err := wasmhost.Compile(ctx, wasm, wasmhost.Options{Guard: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close(ctx)
+	for _, c := range benchChunks() {
+		b.Run(c.name, func(b *testing.B) {
+			inst, err := m.Instantiate(ctx, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer inst.Close()
+			inst.Open(1, abi.KindTelnet, nil)
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				if _, _, err := inst.Data(1, abi.Inbound, c.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termhost/termhost/host/devsim"
+)
+
+// buildTelnet builds the telnet plugin with another manifest version.
+func buildTelnet(t testing.TB, version string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "telnet.wasm")
+	cmd := exec.Command("go", "run", "../../sdk/cmd/wasmbuild", "-version", version, "-o", out, "../../plugins/telnet")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("wasmbuild: %v\n%s", err, o)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// place writes data into dir/name the way editors and wasmbuild do: a
+// temporary file renamed over the target.
+func place(t testing.TB, dir, name string, data []byte) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHotReloadLiveSession replaces the telnet plugin under a live session
+// of the built binary: the session keeps working on the new version; then a
+// corrupt file is rejected and the new version keeps serving.
+func TestHotReloadLiveSession(t *testing.T) {
+	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	h, p, _ := net.SplitHostPort(dev.Addr())
+	port, _ := strconv.Atoi(p)
+	dir := t.TempDir()
+	cs := startServe(t, "--plugin-dir", dir)
+
+	id := mustCall(t, cs, "telnet_connect", map[string]any{"host": h, "port": port})["sessionId"].(string)
+	expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "edge-r1>")
+	if !servedBy(t, cs, "1.0.0") {
+		t.Fatal("the session is not on the embedded telnet 1.0.0")
+	}
+
+	place(t, dir, "telnet.wasm", buildTelnet(t, "1.0.1-reload"))
+	deadline := time.Now().Add(20 * time.Second)
+	for !servedBy(t, cs, "1.0.1-reload") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the live session never moved to 1.0.1-reload: %v", mustCall(t, cs, "plugins_list", map[string]any{}))
+		}
+		// Sessions move between chunks: keep this one talking.
+		mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": ""})
+		expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "edge-r1>")
+	}
+	// The migrated session still speaks Telnet: EOR prompt marks (an option
+	// negotiated on the old version) and commands work.
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo after-reload-" + strconv.Itoa(port)})
+	expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "after-reload-"+strconv.Itoa(port))
+
+	// Corrupt files: garbage, and a truncated copy of a real plugin.
+	good := buildTelnet(t, "1.0.2-never")
+	place(t, dir, "telnet.wasm", []byte("this is not webassembly"))
+	place(t, dir, "telnet2.wasm", good[:len(good)/2])
+	time.Sleep(500 * time.Millisecond) // longer than the debounce: the files were seen
+	if !servedBy(t, cs, "1.0.1-reload") {
+		t.Fatalf("a corrupt file replaced the working version: %v", mustCall(t, cs, "plugins_list", map[string]any{}))
+	}
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo still-fine"})
+	expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "still-fine")
+	for _, raw := range mustCall(t, cs, "plugins_list", map[string]any{})["plugins"].([]any) {
+		if v := raw.(map[string]any)["version"].(string); strings.Contains(v, "never") {
+			t.Fatalf("the truncated plugin was loaded: %v", raw)
+		}
+	}
+}
