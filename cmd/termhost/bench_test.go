@@ -106,7 +106,7 @@ func coldStart(b *testing.B, cache string) time.Duration {
 // BenchmarkIdleSessionMemory: growth of the server's resident memory per
 // idle Telnet session, with 100 sessions open.
 func BenchmarkIdleSessionMemory(b *testing.B) {
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true})
+	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func rss(b *testing.B, pid int) int64 {
 // BenchmarkHotReload: a new telnet.wasm renamed into the plugin directory
 // until the live session is served by it.
 func BenchmarkHotReload(b *testing.B) {
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true})
+	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/sdk/abi"
 	"github.com/termhost/termhost/sdk/wasmhost"
 )
@@ -21,8 +22,12 @@ const readChunk = 32 << 10
 func (s *Session) pump() {
 	defer close(s.pumpDone)
 	buf := make([]byte, readChunk)
+	tcp, _ := s.link.(*net.TCPConn)
 	for {
 		n, err := s.link.Read(buf)
+		if tcp != nil && n > 0 {
+			link.QuickAck(tcp)
+		}
 		if n > 0 {
 			s.chainMu.Lock()
 			s.inbound(0, buf[:n])
