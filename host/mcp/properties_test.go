@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,9 +36,30 @@ const (
 	se   = 0xf0
 )
 
+// check runs property n of seed 000 as a subtest named after it, for
+// rapid's default 100 cases (-rapid.checks raises it).
 func check(t *testing.T, f func(*rapid.T)) {
 	t.Helper()
-	rapid.Check(t, f) // default 100 cases; -rapid.checks raises it
+	n, _ := strconv.Atoi(strings.TrimPrefix(strings.Split(t.Name(), "_")[0], "TestProperty"))
+	t.Run(seedProperties[n], func(t *testing.T) { rapid.Check(t, f) })
+}
+
+// seedProperties are the names the seed gives its properties.
+var seedProperties = map[int]string{
+	1:  "Property 1: a successful connect creates a unique session, also under concurrency",
+	2:  "Property 2: a sent command is followed by CR LF",
+	3:  "Property 3: reading returns the buffered data and empties the buffer",
+	4:  "Property 4: received data is buffered automatically",
+	5:  "Property 5: disconnect closes the socket and removes the session",
+	6:  "Property 6: disconnect is idempotent",
+	7:  "Property 7: the session list is complete",
+	8:  "Property 8: the buffer never exceeds its maximum and drops the oldest bytes",
+	9:  "Property 9: valid tool calls are routed to their tool and answered in MCP form",
+	10: "Property 10: IAC sequences are interpreted and separated from data",
+	11: "Property 11: option negotiation gets the right WILL/WONT/DO/DONT answer",
+	12: "Property 12: binary data round-trips through base64 and hex",
+	13: "Property 13: UTF-8 is decoded correctly, multi-byte characters whole",
+	14: "Property 14: ANSI control sequences are preserved byte for byte",
 }
 
 func TestProperty1_ConnectCreatesUniqueSessions(t *testing.T) {

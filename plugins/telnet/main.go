@@ -108,6 +108,9 @@ func (k *sink) Event(e proto.Event) {
 	case proto.EventPrompt:
 		k.out.EventJSON([]byte(`{"type":"prompt","mark":"` + e.Prompt.String() + `"}`))
 	case proto.EventCommand:
+		if e.Command == proto.NOP {
+			return // keepalives are noise to an agent
+		}
 		k.out.EventJSON([]byte(`{"type":"command","command":` + strconv.Itoa(int(e.Command)) + `}`))
 	}
 }
