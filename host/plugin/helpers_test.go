@@ -151,17 +151,7 @@ func buildPlugin(pkg, version, out string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, appendSection(wasm, abi.ManifestSection, section), 0o644)
-}
-
-func appendSection(wasm []byte, name string, data []byte) []byte {
-	var body []byte
-	body = appendULEB(body, uint64(len(name)))
-	body = append(body, name...)
-	body = append(body, data...)
-	wasm = append(wasm, 0)
-	wasm = appendULEB(wasm, uint64(len(body)))
-	return append(wasm, body...)
+	return os.WriteFile(out, wasmhost.AppendCustomSection(wasm, abi.ManifestSection, section), 0o644)
 }
 
 func appendULEB(b []byte, v uint64) []byte {
@@ -272,7 +262,7 @@ func tinyPlugin(manifest string, fns []wfn) []byte {
 	out = section(out, 7, exports)
 	out = section(out, 10, code)
 	if manifest != "" {
-		out = appendSection(out, abi.ManifestSection, []byte(manifest))
+		out = wasmhost.AppendCustomSection(out, abi.ManifestSection, []byte(manifest))
 	}
 	return out
 }

@@ -706,3 +706,27 @@ func (t *tailBuffer) String() string {
 // guarded instance is then aborted; an unguarded one cannot be, and the
 // host should stop routing sessions to it.
 func (i *Instance) Stuck() bool { return i.timedOut.Load() }
+
+// AppendCustomSection adds a custom section (id 0) at the end of a module.
+// Custom sections may appear anywhere; this is how wasmbuild stamps the
+// manifest into a module Go built.
+func AppendCustomSection(wasm []byte, name string, data []byte) []byte {
+	var body []byte
+	body = appendULEB(body, uint64(len(name)))
+	body = append(body, name...)
+	body = append(body, data...)
+	wasm = append(wasm, 0)
+	wasm = appendULEB(wasm, uint64(len(body)))
+	return append(wasm, body...)
+}
+
+func appendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

@@ -81,7 +81,7 @@ func build(dir, out, version string) error {
 	if err != nil {
 		return err
 	}
-	wasm = appendCustomSection(wasm, abi.ManifestSection, section)
+	wasm = wasmhost.AppendCustomSection(wasm, abi.ManifestSection, section)
 	if _, err := wasmhost.ReadManifest(wasm); err != nil {
 		return fmt.Errorf("%s/manifest.json: %w", dir, err)
 	}
@@ -89,28 +89,4 @@ func build(dir, out, version string) error {
 		return err
 	}
 	return os.Rename(tmpName, out)
-}
-
-// appendCustomSection adds a custom section (id 0) at the end of a module;
-// custom sections may appear anywhere, and wazero reads them when asked.
-func appendCustomSection(wasm []byte, name string, data []byte) []byte {
-	var body []byte
-	body = appendULEB(body, uint64(len(name)))
-	body = append(body, name...)
-	body = append(body, data...)
-	wasm = append(wasm, 0)
-	wasm = appendULEB(wasm, uint64(len(body)))
-	return append(wasm, body...)
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
 }
