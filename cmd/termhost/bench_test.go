@@ -200,9 +200,14 @@ func BenchmarkHotReload(b *testing.B) {
 
 // servedBy reports whether the live session runs telnet version v.
 func servedBy(b testing.TB, cs *sdk.ClientSession, v string) bool {
+	return pluginServes(b, cs, "telnet", v)
+}
+
+// pluginServes reports whether version v of plugin name serves one session.
+func pluginServes(b testing.TB, cs *sdk.ClientSession, name, v string) bool {
 	for _, raw := range mustCall(b, cs, "plugins_list", map[string]any{})["plugins"].([]any) {
 		pl := raw.(map[string]any)
-		if pl["name"] == "telnet" && pl["version"] == v && pl["sessions"].(float64) == 1 {
+		if pl["name"] == name && pl["version"] == v && pl["sessions"].(float64) == 1 {
 			return true
 		}
 	}

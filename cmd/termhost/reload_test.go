@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -91,4 +92,56 @@ func TestHotReloadLiveSession(t *testing.T) {
 			t.Fatalf("the truncated plugin was loaded: %v", raw)
 		}
 	}
+}
+
+// TestReadmePluginGuide follows the README's plugin guide: build the upper
+// example into a plugin directory, chain it after telnet, then hot-load a
+// new version while the session is live; the shout count moves with it.
+func TestReadmePluginGuide(t *testing.T) {
+	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	h, p, _ := net.SplitHostPort(dev.Addr())
+	port, _ := strconv.Atoi(p)
+	dir := t.TempDir()
+	build := func(version string) []byte {
+		out := filepath.Join(t.TempDir(), "upper.wasm")
+		if o, err := exec.Command("go", "run", "../../sdk/cmd/wasmbuild", "-version", version, "-o", out, "../../sdk/examples/upper").CombinedOutput(); err != nil {
+			t.Fatalf("wasmbuild: %v\n%s", err, o)
+		}
+		b, _ := os.ReadFile(out)
+		return b
+	}
+	place(t, dir, "upper.wasm", build("1.0.0"))
+	cs := startServe(t, "--plugin-dir", dir)
+
+	id := mustCall(t, cs, "telnet_connect", map[string]any{"host": h, "port": port, "plugins": []string{"upper"}})["sessionId"].(string)
+	expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "EDGE-R1>")
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo hello there!"})
+	res := mustCall(t, cs, "telnet_read", map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000})
+	if !strings.Contains(res["data"].(string), "HELLO THERE!") || !strings.Contains(fmtJSON(res["events"]), `"count":1`) {
+		t.Fatalf("upper 1.0.0: %v", res)
+	}
+
+	place(t, dir, "upper.wasm", build("1.1.0"))
+	deadline := time.Now().Add(20 * time.Second)
+	for !pluginServes(t, cs, "upper", "1.1.0") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session never moved to upper 1.1.0: %v", mustCall(t, cs, "plugins_list", map[string]any{}))
+		}
+		mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": ""})
+		mustCall(t, cs, "telnet_read", map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000})
+	}
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo again!"})
+	res = mustCall(t, cs, "telnet_read", map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000})
+	if !strings.Contains(res["data"].(string), "AGAIN!") || !strings.Contains(fmtJSON(res["events"]), `"count":2`) {
+		t.Fatalf("after the reload the count did not carry over: %v", res)
+	}
+}
+
+func fmtJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
