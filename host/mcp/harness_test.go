@@ -20,6 +20,12 @@ import (
 // client to it over the in-memory transport.
 func newHost(t testing.TB, cfg host.Config) (*host.Host, *sdk.ClientSession) {
 	t.Helper()
+	return newHostClient(t, cfg, nil)
+}
+
+// newHostClient is newHost with client options (notification handlers).
+func newHostClient(t testing.TB, cfg host.Config, copts *sdk.ClientOptions) (*host.Host, *sdk.ClientSession) {
+	t.Helper()
 	ctx := context.Background()
 	cfg.Plugins = os.DirFS("../../plugins/telnet")
 	if cfg.CacheDir == "" {
@@ -34,7 +40,7 @@ func newHost(t testing.TB, cfg host.Config) (*host.Host, *sdk.ClientSession) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, copts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

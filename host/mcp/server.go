@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,8 +50,9 @@ type Deps struct {
 
 // Config selects tool groups and limits.
 type Config struct {
-	Tools  []string // groups to enable; empty = all
-	Logger *slog.Logger
+	Tools         []string      // groups to enable; empty = all
+	ProgressEvery time.Duration // progress notifications during waits, default 1s
+	Logger        *slog.Logger
 }
 
 // Server is an MCP server bound to a session registry.

@@ -267,7 +267,7 @@ func waitSpec(w waitIn, waitMs int) (session.WaitSpec, error) {
 	return spec, nil
 }
 
-func (s *Server) telnetRead(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
+func (s *Server) telnetRead(ctx context.Context, req *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
 	enc := in.Encoding
 	if enc == "" {
 		enc = "utf8"
@@ -288,7 +288,14 @@ func (s *Server) telnetRead(ctx context.Context, _ *sdk.CallToolRequest, in read
 	if err != nil {
 		return nil, nil, err
 	}
+	var stop func()
+	if !spec.Empty() {
+		stop = s.progress(ctx, req, sess, sess.WaitCeiling(spec.Timeout))
+	}
 	res, err := sess.Read(ctx, session.ReadOptions{Wait: spec, MaxBytes: in.MaxBytes, UTF8: enc == "utf8"})
+	if stop != nil {
+		stop()
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/termhost/termhost/host/link"
@@ -136,6 +137,8 @@ type Session struct {
 	endedAt    time.Time
 	cols, rows int
 
+	waiting atomic.Int32 // waits in progress
+
 	wq        chan writeReq
 	quit      chan struct{} // closed by Close: stops the writer
 	pumpDone  chan struct{}
@@ -192,6 +195,7 @@ type Info struct {
 	Rows       int       `json:"rows"`
 	Buffered   int       `json:"bufferedBytes"`
 	Unread     uint64    `json:"unreadBytes"`
+	Waiting    int       `json:"waiting,omitempty"` // reads waiting right now
 	Error      string    `json:"error,omitempty"`
 }
 
@@ -206,7 +210,7 @@ func (s *Session) Info() Info {
 	in := Info{
 		ID: s.ID, Name: s.Name, Kind: s.Kind, State: st, Host: s.Host, Port: s.Port,
 		Command: s.Command, Created: s.Created, LastActive: s.lastActive,
-		Cols: s.cols, Rows: s.rows, Buffered: s.buf.Len(),
+		Cols: s.cols, Rows: s.rows, Buffered: s.buf.Len(), Waiting: int(s.waiting.Load()),
 	}
 	if h := s.buf.Head(); h > s.cursor {
 		in.Unread = h - s.cursor

@@ -36,6 +36,15 @@ func (w WaitSpec) Empty() bool {
 	return w.Until == nil && !w.Prompt && w.Idle <= 0 && !w.Exit && w.Timeout <= 0
 }
 
+// WaitCeiling is the timeout a wait asking for d actually gets: d clamped
+// to the server's ceiling (which is also the default).
+func (s *Session) WaitCeiling(d time.Duration) time.Duration {
+	if d <= 0 || d > s.cfg.MaxWait {
+		return s.cfg.MaxWait
+	}
+	return d
+}
+
 // untilWindow bounds how much new output an until pattern is matched
 // against, so a flood cannot make every wake-up quadratic.
 const untilWindow = 256 << 10
@@ -44,13 +53,12 @@ const untilWindow = 256 << 10
 // returns why, and the timeout it actually used. Cancelling ctx (e.g. MCP
 // notifications/cancelled) stops it with ctx's error.
 func (s *Session) Wait(ctx context.Context, from uint64, spec WaitSpec) (Reason, time.Duration, error) {
-	timeout := spec.Timeout
-	if timeout <= 0 || timeout > s.cfg.MaxWait {
-		timeout = s.cfg.MaxWait
-	}
+	timeout := s.WaitCeiling(spec.Timeout)
 	if spec.Empty() {
 		return ReasonImmediate, 0, nil
 	}
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
 	deadline := time.Now().Add(timeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
