@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/mcp/mcptest"
 )
 
 // binary is termhost built once for the whole test binary, so end-to-end
@@ -67,39 +68,10 @@ func startServe(t testing.TB, args ...string) *sdk.ClientSession {
 	return cs
 }
 
-// call runs a tool; isErr reports a tool error or a protocol error, whose
-// text is returned as msg.
-func call(t testing.TB, cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return nil, err.Error(), true
-	}
-	var text string
-	for _, c := range r.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	if r.IsError {
-		return nil, text, true
-	}
-	if err := json.Unmarshal([]byte(text), &res); err != nil {
-		t.Fatalf("%s: result is not a JSON object: %q", tool, text)
-	}
-	return res, text, false
-}
-
-func mustCall(t testing.TB, cs *sdk.ClientSession, tool string, args any) map[string]any {
-	t.Helper()
-	res, msg, isErr := call(t, cs, tool, args)
-	if isErr {
-		t.Fatalf("%s %v: %s", tool, args, msg)
-	}
-	return res
-}
+var (
+	call     = mcptest.Call
+	mustCall = mcptest.MustCall
+)
 
 // expect reads with the given wait options and checks the reason and that
 // the data contains want.

@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"net"
 	"os"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/mcp/mcptest"
 
 	"github.com/termhost/termhost/host"
 )
@@ -63,37 +64,10 @@ func testCacheDir() string {
 	return dir + "/termhost/wazero-test-hostmcp"
 }
 
-// call runs a tool and decodes its JSON result; isErr reports a tool error
-// (whose text is returned in msg).
-func call(t testing.TB, cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool) {
-	t.Helper()
-	r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return nil, err.Error(), true
-	}
-	var text string
-	for _, c := range r.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	if r.IsError {
-		return nil, text, true
-	}
-	if err := json.Unmarshal([]byte(text), &res); err != nil {
-		t.Fatalf("%s: result is not a JSON object: %q", tool, text)
-	}
-	return res, text, false
-}
-
-func mustCall(t testing.TB, cs *sdk.ClientSession, tool string, args any) map[string]any {
-	t.Helper()
-	res, msg, isErr := call(t, cs, tool, args)
-	if isErr {
-		t.Fatalf("%s %v: %s", tool, args, msg)
-	}
-	return res
-}
+var (
+	call     = mcptest.Call
+	mustCall = mcptest.MustCall
+)
 
 // rawServer is a bare TCP server: tests write exactly the bytes a Telnet
 // server would, and see exactly what the client sent.
