@@ -233,3 +233,36 @@ func TestRegistryLimitAndNames(t *testing.T) {
 		t.Fatalf("get removed: %v", err)
 	}
 }
+
+func TestIdleSessionsAreReaped(t *testing.T) {
+	r := NewRegistry(Limits{IdleTimeout: 100 * time.Millisecond, ReapEvery: 20 * time.Millisecond}, Config{})
+	defer r.Close()
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	attach := func(string, abi.Kind, []byte) (Binding, error) { return &promptBinding{}, nil }
+	s, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if _, err := r.Get(s.ID); errors.Is(err, ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle session not reaped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.State() != StateTerminated {
+		t.Fatalf("reaped session state %s", s.State())
+	}
+}
