@@ -164,6 +164,9 @@ func pluginsList(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs)
+	if _, set := os.LookupEnv("LOG_LEVEL"); !set {
+		c.logLevel = "warn" // the table is the output; rejected files still show
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
