@@ -4,7 +4,7 @@ GO       ?= go
 PLUGINS  := plugins/telnet sdk/examples/upper
 BENCHTIME ?= 1s
 
-.PHONY: all build plugins check-plugins test test-short bench demo vet fmt clean
+.PHONY: all build plugins check-plugins test test-wasm test-short bench demo vet fmt clean
 
 all: build
 
@@ -29,9 +29,17 @@ vet:
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugins/... ./sdk/examples/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
-test: check-plugins vet
+test: check-plugins vet test-wasm
 	$(GO) build -trimpath -o bin/termhost ./cmd/termhost
 	$(GO) test -race -timeout 15m ./...
+
+# The Telnet core's own tests, compiled for wasip1 and run inside wazero:
+# the wasm build has its own scanning code (scan_wasm.go).
+test-wasm:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	GOOS=wasip1 GOARCH=wasm $(GO) test -c -o $$tmp/proto.wasm ./plugins/telnet/proto/ && \
+	$(GO) run github.com/tetratelabs/wazero/cmd/wazero run -mount $(CURDIR)/plugins/telnet/proto:/ $$tmp/proto.wasm -test.short && \
+	echo "test-wasm: plugins/telnet/proto passes inside wazero"
 
 test-short:
 	$(GO) test -short ./...
