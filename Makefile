@@ -48,6 +48,8 @@ test-short:
 # real sockets) for fixed counts, so percentiles have enough samples.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./plugins/telnet/ ./host/ringbuf/ ./host/plugin/
+	@echo "same core natively, with the wasm build's portable scan (-tags portablescan):"
+	$(GO) test -tags portablescan -run '^$$' -bench 'PluginNativeChunks|Receive(Plain|IACDense)' -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./plugins/telnet/
 	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 500x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'HotReload' -benchtime 20x ./cmd/termhost/

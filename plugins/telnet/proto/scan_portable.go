@@ -1,4 +1,4 @@
-//go:build wasm
+//go:build wasm || portablescan
 
 package proto
 
@@ -7,7 +7,8 @@ import (
 	"math/bits"
 )
 
-// indexByte is bytes.IndexByte for WebAssembly. Go's wasm IndexByte is a
+// indexByte is bytes.IndexByte for WebAssembly. Build natively with
+// -tags portablescan to benchmark the same code outside wasm. Go's wasm IndexByte is a
 // byte-at-a-time loop, and a host that guards against runaway plugins
 // (wazero's WithCloseOnContextDone) pays a check on every loop iteration;
 // testing eight bytes per iteration ("has a zero byte" on x ^ c·0x01…01)
