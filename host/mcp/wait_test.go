@@ -23,17 +23,17 @@ func TestLongWaitSendsProgress(t *testing.T) {
 	})
 	srv := newRawServer(t)
 	id, _ := connect(t, cs, srv)
-	params := &sdk.CallToolParams{Name: "telnet_read", Arguments: map[string]any{"sessionId": id, "until": "never", "timeoutMs": 2500}}
+	params := &sdk.CallToolParams{Name: "telnet_read", Arguments: map[string]any{"sessionId": id, "until": "never", "timeoutMs": 3500}}
 	params.SetProgressToken("read-1")
 	res, err := cs.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("read: %v %v", err, res)
 	}
 	if n := notes.Load(); n < 2 {
-		t.Fatalf("%d progress notifications during a 2.5 s wait, want at least 2", n)
+		t.Fatalf("%d progress notifications during a 3.5 s wait, want at least 2", n)
 	}
-	if lastTotal.Load() != 2500 {
-		t.Fatalf("progress total %d, want the wait's 2500 ms", lastTotal.Load())
+	if lastTotal.Load() != 3500 {
+		t.Fatalf("progress total %d, want the wait's 3500 ms", lastTotal.Load())
 	}
 	// Without a token, none.
 	notes.Store(0)
