@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,13 +105,7 @@ func coldStart(b *testing.B, cache string) time.Duration {
 // BenchmarkIdleSessionMemory: growth of the server's resident memory per
 // idle Telnet session, with 100 sessions open.
 func BenchmarkIdleSessionMemory(b *testing.B) {
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
-	h, p, _ := net.SplitHostPort(dev.Addr())
-	port, _ := strconv.Atoi(p)
+	h, port := startDevsim(b, devsim.Config{NoLogin: true, EOR: true})
 	for b.Loop() {
 		cmd := exec.Command(binary, "serve", "--cache-dir", cacheDir(), "--log-level", "error")
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).
@@ -155,13 +148,7 @@ func rss(b *testing.B, pid int) int64 {
 // BenchmarkHotReload: a new telnet.wasm renamed into the plugin directory
 // until the live session is served by it.
 func BenchmarkHotReload(b *testing.B) {
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
-	h, p, _ := net.SplitHostPort(dev.Addr())
-	port, _ := strconv.Atoi(p)
+	h, port := startDevsim(b, devsim.Config{NoLogin: true, EOR: true})
 	dir := b.TempDir()
 	versions := []string{"1.0.0-a", "1.0.0-b"}
 	built := map[string][]byte{}

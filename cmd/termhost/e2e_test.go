@@ -16,16 +16,10 @@ import (
 func TestStdioEndToEnd(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
 		t.Run("seed"+strconv.FormatInt(seed, 10), func(t *testing.T) {
-			dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{
+			h, port := startDevsim(t, devsim.Config{
 				EOR: true, Fragment: devsim.RandomFragmenter(seed, 3), FragmentDelay: 50 * time.Microsecond,
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dev.Close()
 			cs := startServe(t)
-			h, p, _ := net.SplitHostPort(dev.Addr())
-			port, _ := strconv.Atoi(p)
 
 			id := mustCall(t, cs, "telnet_connect", map[string]any{"host": h, "port": port, "name": "dev"})["sessionId"].(string)
 			expect(t, cs, map[string]any{"sessionId": id, "until": "Username: $", "timeoutMs": 5000}, "matched", "User Access Verification")

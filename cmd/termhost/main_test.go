@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/devsim"
 
 	"github.com/termhost/termhost/host/mcp/mcptest"
 )
@@ -83,4 +87,18 @@ func expect(t testing.TB, cs *sdk.ClientSession, args map[string]any, reason, wa
 		t.Fatalf("telnet_read %v: reason %v, data %q; want reason %s and %q", args, res["reason"], data, reason, want)
 	}
 	return data
+}
+
+// startDevsim starts the device simulator on loopback for the test and
+// returns its host and port.
+func startDevsim(t testing.TB, cfg devsim.Config) (string, int) {
+	t.Helper()
+	dev, err := devsim.Listen("127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	h, p, _ := net.SplitHostPort(dev.Addr())
+	port, _ := strconv.Atoi(p)
+	return h, port
 }

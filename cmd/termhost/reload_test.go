@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,13 +45,7 @@ func place(t testing.TB, dir, name string, data []byte) {
 // of the built binary: the session keeps working on the new version; then a
 // corrupt file is rejected and the new version keeps serving.
 func TestHotReloadLiveSession(t *testing.T) {
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	h, p, _ := net.SplitHostPort(dev.Addr())
-	port, _ := strconv.Atoi(p)
+	h, port := startDevsim(t, devsim.Config{NoLogin: true, EOR: true})
 	dir := t.TempDir()
 	cs := startServe(t, "--plugin-dir", dir)
 
@@ -98,13 +91,7 @@ func TestHotReloadLiveSession(t *testing.T) {
 // example into a plugin directory, chain it after telnet, then hot-load a
 // new version while the session is live; the shout count moves with it.
 func TestReadmePluginGuide(t *testing.T) {
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{NoLogin: true, EOR: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	h, p, _ := net.SplitHostPort(dev.Addr())
-	port, _ := strconv.Atoi(p)
+	h, port := startDevsim(t, devsim.Config{NoLogin: true, EOR: true})
 	dir := t.TempDir()
 	build := func(version string) []byte {
 		out := filepath.Join(t.TempDir(), "upper.wasm")

@@ -202,18 +202,7 @@ func TestCloseClosesChain(t *testing.T) {
 func TestRegistryLimitAndNames(t *testing.T) {
 	r := NewRegistry(Limits{MaxSessions: 1}, Config{})
 	defer r.Close()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := holdingListener(t)
 	attach := func(string, abi.Kind, []byte) (Binding, error) { return &promptBinding{}, nil }
 	s1, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second, Name: "r1"})
 	if err != nil {
@@ -237,19 +226,9 @@ func TestRegistryLimitAndNames(t *testing.T) {
 func TestIdleSessionsAreReaped(t *testing.T) {
 	r := NewRegistry(Limits{IdleTimeout: 100 * time.Millisecond, ReapEvery: 20 * time.Millisecond}, Config{})
 	defer r.Close()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	port := holdingListener(t)
 	attach := func(string, abi.Kind, []byte) (Binding, error) { return &promptBinding{}, nil }
-	s, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, Timeout: time.Second})
+	s, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,4 +244,25 @@ func TestIdleSessionsAreReaped(t *testing.T) {
 	if s.State() != StateTerminated {
 		t.Fatalf("reaped session state %s", s.State())
 	}
+}
+
+// holdingListener accepts connections on loopback and keeps them open
+// until the test ends; it returns the port.
+func holdingListener(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
