@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/termhost/termhost/host/devsim"
+	"github.com/termhost/termhost/internal/devsim"
 )
 
 // TestStdioEndToEnd drives the built binary over stdio against the device

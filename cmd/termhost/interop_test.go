@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/termhost/termhost/host/devsim"
+	"github.com/termhost/termhost/internal/devsim"
 )
 
 // requireTool skips when a real peer is not installed, except in CI, where

@@ -14,7 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/termhost/termhost/host/devsim"
+	"github.com/termhost/termhost/internal/devsim"
 
 	"github.com/termhost/termhost/host/mcp/mcptest"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/termhost/termhost/host/devsim"
+	"github.com/termhost/termhost/internal/devsim"
 )
 
 // buildTelnet builds the telnet plugin with another manifest version.

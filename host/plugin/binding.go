@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // maxPending bounds the bytes of asynchronous emissions a Binding queues
@@ -32,7 +32,7 @@ type Binding struct {
 	lost      error    // why the binding is detached
 	noMigrate *version // a version this session cannot migrate to
 	notified  string   // the last reattach failure reported (see shouldReport)
-	out       []wasmhost.Emission
+	out       []abi.Emission
 	buf       []byte
 
 	ver     atomic.Pointer[version] // for Plugin()
@@ -40,8 +40,8 @@ type Binding struct {
 	pending atomic.Bool // asyncQ is not empty
 
 	amu    sync.Mutex // guards async, asyncQ, asyncN, ckpt
-	async  func([]wasmhost.Emission)
-	asyncQ []wasmhost.Emission
+	async  func([]abi.Emission)
+	asyncQ []abi.Emission
 	asyncN int
 	ckpt   []byte
 }
@@ -127,10 +127,10 @@ func (b *Binding) Plugin() (name, version string) {
 // this Binding: on_open's (during Attach) and on_tick's. Emissions queued
 // before it was set are delivered at once. The callback runs on the
 // Registry's tick goroutine (or the caller's); it may call the Binding.
-func (b *Binding) OnAsync(f func([]wasmhost.Emission)) {
+func (b *Binding) OnAsync(f func([]abi.Emission)) {
 	b.amu.Lock()
 	b.async = f
-	var q []wasmhost.Emission
+	var q []abi.Emission
 	if f != nil {
 		q = b.asyncQ
 		b.asyncQ, b.asyncN = nil, 0
@@ -144,7 +144,7 @@ func (b *Binding) OnAsync(f func([]wasmhost.Emission)) {
 
 // deliverAsync hands emissions (owned by the callee) to the callback, or
 // queues them.
-func (b *Binding) deliverAsync(ems []wasmhost.Emission) {
+func (b *Binding) deliverAsync(ems []abi.Emission) {
 	if len(ems) == 0 || b.aclosed.Load() {
 		return
 	}
@@ -159,7 +159,7 @@ func (b *Binding) deliverAsync(ems []wasmhost.Emission) {
 	}
 }
 
-func (b *Binding) enqueueLocked(ems []wasmhost.Emission) {
+func (b *Binding) enqueueLocked(ems []abi.Emission) {
 	for _, e := range ems {
 		if b.asyncN+len(e.Data) > maxPending {
 			b.r.log.Warn("plugin emissions dropped: no OnAsync callback and the queue is full", "plugin", b.p.name)
@@ -174,16 +174,16 @@ func (b *Binding) enqueueLocked(ems []wasmhost.Emission) {
 // queueAsync copies on_open's emissions (arena-backed) into the async
 // queue; state emissions become the checkpoint. Called with the instance
 // locked.
-func (b *Binding) queueAsync(ems []wasmhost.Emission) {
+func (b *Binding) queueAsync(ems []abi.Emission) {
 	b.amu.Lock()
 	defer b.amu.Unlock()
-	var keep []wasmhost.Emission
+	var keep []abi.Emission
 	for _, e := range ems {
 		if e.Stream == abi.State {
 			b.ckpt = append(b.ckpt[:0], e.Data...)
 			continue
 		}
-		keep = append(keep, wasmhost.Emission{SID: e.SID, Stream: e.Stream, Data: clone(e.Data)})
+		keep = append(keep, abi.Emission{SID: e.SID, Stream: e.Stream, Data: clone(e.Data)})
 	}
 	b.enqueueLocked(keep)
 }
@@ -223,7 +223,7 @@ func (b *Binding) begin() error {
 // copyOut appends the instance's emissions to the binding's output, copying
 // their bytes into the binding's buffer; state emissions are kept as the
 // checkpoint instead. Called with the instance locked.
-func (b *Binding) copyOut(ems []wasmhost.Emission) {
+func (b *Binding) copyOut(ems []abi.Emission) {
 	for _, e := range ems {
 		if e.Stream == abi.State {
 			b.setCheckpoint(e.Data)
@@ -235,7 +235,7 @@ func (b *Binding) copyOut(ems []wasmhost.Emission) {
 			b.buf = append(b.buf, e.Data...)
 			data = b.buf[start:len(b.buf):len(b.buf)]
 		}
-		b.out = append(b.out, wasmhost.Emission{SID: e.SID, Stream: e.Stream, Data: data})
+		b.out = append(b.out, abi.Emission{SID: e.SID, Stream: e.Stream, Data: data})
 	}
 }
 
@@ -266,7 +266,7 @@ func (b *Binding) checkpoint() []byte {
 	return clone(b.ckpt)
 }
 
-func (b *Binding) result() []wasmhost.Emission {
+func (b *Binding) result() []abi.Emission {
 	if len(b.out) == 0 {
 		return nil
 	}
@@ -279,7 +279,7 @@ func (b *Binding) result() []wasmhost.Emission {
 // plugin fails, the session fails open (see the package documentation) and
 // the emissions carry a plugin_failed event; the error is non-nil only for
 // a plugin's error status or a closed Binding/Registry.
-func (b *Binding) Data(dir abi.Dir, p []byte) (abi.Action, []wasmhost.Emission, error) {
+func (b *Binding) Data(dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.begin(); err != nil {
@@ -349,7 +349,7 @@ func (b *Binding) callData(in *instance, dir abi.Dir, p []byte) (a abi.Action, l
 // Control sends a JSON control request (resize, query …); the answer is the
 // Reply emission. If the plugin fails, the session fails over as for Data
 // and the request is tried once more.
-func (b *Binding) Control(req []byte) ([]wasmhost.Emission, error) {
+func (b *Binding) Control(req []byte) ([]abi.Emission, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.begin(); err != nil {
@@ -563,8 +563,8 @@ func (b *Binding) insertEvent(at int, cause error, outcome string) {
 		Error   string `json:"error"`
 		Outcome string `json:"outcome"`
 	}{"plugin_failed", name, ver, describe(cause), outcome})
-	e := wasmhost.Emission{SID: b.sid, Stream: abi.Event, Data: ev}
-	b.out = append(b.out, wasmhost.Emission{})
+	e := abi.Emission{SID: b.sid, Stream: abi.Event, Data: ev}
+	b.out = append(b.out, abi.Emission{})
 	copy(b.out[at+1:], b.out[at:])
 	b.out[at] = e
 	b.r.log.Warn("plugin failed", "plugin", name, "version", ver, "error", describe(cause), "outcome", outcome)

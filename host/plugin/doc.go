@@ -4,7 +4,7 @@
 // version, attaches sessions to instances, survives plugins that fail, and
 // swaps in new versions while sessions keep running. The ABI itself (exports,
 // imports, streams) is in sdk/ABI.md; the low-level wazero binding is
-// sdk/wasmhost, which this package builds on.
+// internal/wasmhost, which this package builds on.
 //
 // # Versions
 //

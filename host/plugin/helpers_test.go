@@ -18,8 +18,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // Test plugins, built once per test binary by TestMain.
@@ -372,7 +372,7 @@ func rejectedFile(path string) func(Change) bool {
 }
 
 // collect joins the data of the emissions on stream s.
-func collect(ems []wasmhost.Emission, s abi.Stream) string {
+func collect(ems []abi.Emission, s abi.Stream) string {
 	var b []byte
 	for _, e := range ems {
 		if e.Stream == s {
@@ -387,7 +387,7 @@ type failEvent struct {
 }
 
 // failEvents returns the plugin_failed events among ems.
-func failEvents(t testing.TB, ems []wasmhost.Emission) []failEvent {
+func failEvents(t testing.TB, ems []abi.Emission) []failEvent {
 	t.Helper()
 	var out []failEvent
 	for _, e := range ems {

@@ -15,8 +15,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 func sha(b []byte) string {
@@ -557,8 +557,8 @@ func TestCompilationCache(t *testing.T) {
 func TestTicks(t *testing.T) {
 	r := open(t, Config{Embedded: embedded(counter1), TickInterval: 20 * time.Millisecond})
 	b := attach(t, r, "counter", `{"tick_ms":30}`)
-	got := make(chan wasmhost.Emission, 100)
-	b.OnAsync(func(ems []wasmhost.Emission) {
+	got := make(chan abi.Emission, 100)
+	b.OnAsync(func(ems []abi.Emission) {
 		for _, e := range ems {
 			got <- e
 		}

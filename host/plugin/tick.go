@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // minTickGap keeps a plugin that asks for a tick in the past from making the
@@ -107,7 +106,7 @@ func (r *Registry) tick(in *instance, now time.Time) {
 	in.wantTick = want
 	var (
 		order  []*Binding
-		routed map[*Binding][]wasmhost.Emission
+		routed map[*Binding][]abi.Emission
 	)
 	for _, e := range ems {
 		b := in.sids[e.SID]
@@ -122,12 +121,12 @@ func (r *Registry) tick(in *instance, now time.Time) {
 			continue
 		}
 		if routed == nil {
-			routed = make(map[*Binding][]wasmhost.Emission)
+			routed = make(map[*Binding][]abi.Emission)
 		}
 		if _, seen := routed[b]; !seen {
 			order = append(order, b)
 		}
-		routed[b] = append(routed[b], wasmhost.Emission{SID: e.SID, Stream: e.Stream, Data: clone(e.Data)})
+		routed[b] = append(routed[b], abi.Emission{SID: e.SID, Stream: e.Stream, Data: clone(e.Data)})
 	}
 	in.mu.Unlock()
 	for _, b := range order {

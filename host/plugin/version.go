@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // version is one compiled plugin version and its pool of instances.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 const readChunk = 32 << 10
@@ -118,10 +117,10 @@ func (s *Session) outbound(i int, p []byte, ack chan error) {
 	}
 }
 
-func (s *Session) handle(i int, ems []wasmhost.Emission) { s.handleAck(i, ems, -1, nil) }
+func (s *Session) handle(i int, ems []abi.Emission) { s.handleAck(i, ems, -1, nil) }
 
 // handleAck routes plugin i's emissions; emission number ackAt carries ack.
-func (s *Session) handleAck(i int, ems []wasmhost.Emission, ackAt int, ack chan error) {
+func (s *Session) handleAck(i int, ems []abi.Emission, ackAt int, ack chan error) {
 	if len(ems) == 0 {
 		return
 	}
@@ -148,10 +147,10 @@ func (s *Session) handleAck(i int, ems []wasmhost.Emission, ackAt int, ack chan 
 	}
 }
 
-func cloneEmissions(ems []wasmhost.Emission) []wasmhost.Emission {
-	out := make([]wasmhost.Emission, len(ems))
+func cloneEmissions(ems []abi.Emission) []abi.Emission {
+	out := make([]abi.Emission, len(ems))
 	for i, e := range ems {
-		out[i] = wasmhost.Emission{SID: e.SID, Stream: e.Stream, Data: append([]byte(nil), e.Data...)}
+		out[i] = abi.Emission{SID: e.SID, Stream: e.Stream, Data: append([]byte(nil), e.Data...)}
 	}
 	return out
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/host/ringbuf"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // Kind of session.
@@ -58,8 +57,8 @@ var (
 // implements it). Emissions returned by a call stay valid until the next
 // call on the same Binding.
 type Binding interface {
-	Data(dir abi.Dir, p []byte) (abi.Action, []wasmhost.Emission, error)
-	Control(req []byte) ([]wasmhost.Emission, error)
+	Data(dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error)
+	Control(req []byte) ([]abi.Emission, error)
 	Close()
 	Plugin() (name, version string)
 }

@@ -11,34 +11,33 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // promptBinding passes data through and marks a prompt after every "$ ".
 type promptBinding struct{ closed bool }
 
-func (b *promptBinding) Data(dir abi.Dir, p []byte) (abi.Action, []wasmhost.Emission, error) {
+func (b *promptBinding) Data(dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error) {
 	if dir == abi.Outbound || !bytes.Contains(p, []byte("$ ")) {
 		return abi.Continue, nil, nil
 	}
-	var ems []wasmhost.Emission
+	var ems []abi.Emission
 	for len(p) > 0 {
 		i := bytes.Index(p, []byte("$ "))
 		if i < 0 {
-			ems = append(ems, wasmhost.Emission{Stream: abi.ToUser, Data: p})
+			ems = append(ems, abi.Emission{Stream: abi.ToUser, Data: p})
 			break
 		}
 		ems = append(ems,
-			wasmhost.Emission{Stream: abi.ToUser, Data: p[:i+2]},
-			wasmhost.Emission{Stream: abi.Event, Data: []byte(`{"type":"prompt","mark":"test"}`)})
+			abi.Emission{Stream: abi.ToUser, Data: p[:i+2]},
+			abi.Emission{Stream: abi.Event, Data: []byte(`{"type":"prompt","mark":"test"}`)})
 		p = p[i+2:]
 	}
 	return abi.Consumed, ems, nil
 }
 
-func (b *promptBinding) Control(req []byte) ([]wasmhost.Emission, error) {
+func (b *promptBinding) Control(req []byte) ([]abi.Emission, error) {
 	if strings.Contains(string(req), "interrupt") {
-		return []wasmhost.Emission{{Stream: abi.ToPeer, Data: []byte{0xff, 0xf4}}}, nil
+		return []abi.Emission{{Stream: abi.ToPeer, Data: []byte{0xff, 0xf4}}}, nil
 	}
 	return nil, errors.New("unsupported")
 }

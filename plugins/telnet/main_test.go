@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
 	"github.com/termhost/termhost/sdk/sdktest"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // The same tests run natively and inside wazero against telnet.wasm.

@@ -66,6 +66,14 @@ func (s Stream) String() string {
 	return "stream?"
 }
 
+// Emission is one emit call made by a plugin: bytes (or a JSON event, a log
+// line, a state snapshot, a reply) on one stream of one session.
+type Emission struct {
+	SID    uint32
+	Stream Stream
+	Data   []byte
+}
+
 // Dir is the direction of a chunk given to on_data.
 type Dir uint32
 

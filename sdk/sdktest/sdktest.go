@@ -1,6 +1,6 @@
 // Package sdktest runs one set of plugin tests twice: natively, against the
 // plugin's Factory driven by sdk.Runtime, and inside wazero, against the
-// built .wasm driven by sdk/wasmhost. Both sides answer through the same
+// built .wasm driven by internal/wasmhost. Both sides answer through the same
 // Plugin interface with the same emissions and errors, so a test written
 // once proves the plugin behaves the same in both worlds.
 package sdktest
@@ -12,20 +12,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 // Plugin is one plugin instance, native or wasm.
 type Plugin interface {
-	Open(sid uint32, kind abi.Kind, opts []byte) ([]wasmhost.Emission, error)
-	Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []wasmhost.Emission, error)
-	Control(sid uint32, req []byte) ([]wasmhost.Emission, error)
-	Tick(nowMs int64) (int64, []wasmhost.Emission, error)
-	CloseSession(sid uint32) ([]wasmhost.Emission, error)
-	ExportState(sid uint32) ([]byte, []wasmhost.Emission, error)
-	ImportState(sid uint32, state []byte) ([]wasmhost.Emission, error)
+	Open(sid uint32, kind abi.Kind, opts []byte) ([]abi.Emission, error)
+	Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error)
+	Control(sid uint32, req []byte) ([]abi.Emission, error)
+	Tick(nowMs int64) (int64, []abi.Emission, error)
+	CloseSession(sid uint32) ([]abi.Emission, error)
+	ExportState(sid uint32) ([]byte, []abi.Emission, error)
+	ImportState(sid uint32, state []byte) ([]abi.Emission, error)
 }
 
 // Both runs fn as subtest "native" with f, and as subtest "wasm" with the
@@ -70,14 +70,14 @@ func Wasm(t testing.TB, path string, cfg []byte) *wasmhost.Instance {
 // NativePlugin drives a Factory in-process with wasmhost's semantics.
 type NativePlugin struct {
 	rt  *sdk.Runtime
-	out []wasmhost.Emission
+	out []abi.Emission
 }
 
 // Native returns a NativePlugin for f (not yet configured).
 func Native(f sdk.Factory) *NativePlugin {
 	n := &NativePlugin{}
 	n.rt = sdk.NewRuntime(f, func(sid uint32, s abi.Stream, p []byte) {
-		n.out = append(n.out, wasmhost.Emission{SID: sid, Stream: s, Data: append([]byte(nil), p...)})
+		n.out = append(n.out, abi.Emission{SID: sid, Stream: s, Data: append([]byte(nil), p...)})
 	})
 	return n
 }
@@ -107,13 +107,13 @@ func (n *NativePlugin) status(op string, st int32) error {
 	return nil
 }
 
-func (n *NativePlugin) Open(sid uint32, kind abi.Kind, opts []byte) ([]wasmhost.Emission, error) {
+func (n *NativePlugin) Open(sid uint32, kind abi.Kind, opts []byte) ([]abi.Emission, error) {
 	n.out = nil
 	err := n.status("on_open", n.rt.Open(sid, kind, opts))
 	return n.out, err
 }
 
-func (n *NativePlugin) Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []wasmhost.Emission, error) {
+func (n *NativePlugin) Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error) {
 	n.out = nil
 	a := n.rt.Data(sid, dir, p)
 	if a < 0 {
@@ -122,25 +122,25 @@ func (n *NativePlugin) Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []wa
 	return abi.Action(a), n.out, nil
 }
 
-func (n *NativePlugin) Control(sid uint32, req []byte) ([]wasmhost.Emission, error) {
+func (n *NativePlugin) Control(sid uint32, req []byte) ([]abi.Emission, error) {
 	n.out = nil
 	err := n.status("on_control", n.rt.Control(sid, req))
 	return n.out, err
 }
 
-func (n *NativePlugin) Tick(now int64) (int64, []wasmhost.Emission, error) {
+func (n *NativePlugin) Tick(now int64) (int64, []abi.Emission, error) {
 	n.out = nil
 	next := n.rt.Tick(now)
 	return next, n.out, nil
 }
 
-func (n *NativePlugin) CloseSession(sid uint32) ([]wasmhost.Emission, error) {
+func (n *NativePlugin) CloseSession(sid uint32) ([]abi.Emission, error) {
 	n.out = nil
 	n.rt.Close(sid)
 	return n.out, nil
 }
 
-func (n *NativePlugin) ExportState(sid uint32) ([]byte, []wasmhost.Emission, error) {
+func (n *NativePlugin) ExportState(sid uint32) ([]byte, []abi.Emission, error) {
 	n.out = nil
 	if err := n.status("state_export", n.rt.StateExport(sid)); err != nil {
 		return nil, n.out, err
@@ -153,7 +153,7 @@ func (n *NativePlugin) ExportState(sid uint32) ([]byte, []wasmhost.Emission, err
 	return nil, n.out, errors.New("state_export emitted no state")
 }
 
-func (n *NativePlugin) ImportState(sid uint32, state []byte) ([]wasmhost.Emission, error) {
+func (n *NativePlugin) ImportState(sid uint32, state []byte) ([]abi.Emission, error) {
 	n.out = nil
 	err := n.status("state_import", n.rt.StateImport(sid, state))
 	return n.out, err
@@ -161,7 +161,7 @@ func (n *NativePlugin) ImportState(sid uint32, state []byte) ([]wasmhost.Emissio
 
 // Collect concatenates the data of every emission on stream s, treating a
 // Continue action as the chunk passing on unchanged.
-func Collect(ems []wasmhost.Emission, s abi.Stream) []byte {
+func Collect(ems []abi.Emission, s abi.Stream) []byte {
 	var b []byte
 	for _, e := range ems {
 		if e.Stream == s {
@@ -174,7 +174,7 @@ func Collect(ems []wasmhost.Emission, s abi.Stream) []byte {
 // Apply returns what a Data call produced on the stream the chunk travels
 // on: the emissions on that stream, plus the chunk itself when the action
 // was Continue.
-func Apply(dir abi.Dir, p []byte, a abi.Action, ems []wasmhost.Emission) []byte {
+func Apply(dir abi.Dir, p []byte, a abi.Action, ems []abi.Emission) []byte {
 	s := wasmhost.PassStream(dir)
 	b := Collect(ems, s)
 	if a == abi.Continue {

@@ -17,8 +17,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
-	"github.com/termhost/termhost/sdk/wasmhost"
 )
 
 func main() {

@@ -1,5 +1,5 @@
 // Command warmcache compiles plugins into a wazero compilation cache
-// directory, exactly as host/plugin does by default (through sdk/wasmhost,
+// directory, exactly as host/plugin does by default (through internal/wasmhost,
 // guarded), so tests
 // built with -race (under which wazero's compiler is about ten times slower)
 // find them compiled:
@@ -15,7 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/termhost/termhost/sdk/wasmhost"
+	"github.com/termhost/termhost/internal/wasmhost"
 )
 
 func main() {

@@ -67,13 +67,6 @@ func (o *Options) defaults() {
 	}
 }
 
-// Emission is one emit call made by the guest.
-type Emission struct {
-	SID    uint32
-	Stream abi.Stream
-	Data   []byte
-}
-
 // StatusError is a negative status returned deliberately by the plugin. It
 // does not poison the instance.
 type StatusError struct {
@@ -316,7 +309,7 @@ type Instance struct {
 
 	inBuf, inCap uint32
 	stack        [4]uint64
-	out          []Emission
+	out          []abi.Emission
 	arena        []byte
 	stderr       *tailBuffer
 	callStart    atomic.Int64 // unix nanos of the running call; 0 when idle
@@ -540,7 +533,7 @@ func (i *Instance) logText() string {
 }
 
 // Open opens session sid with JSON options.
-func (i *Instance) Open(sid uint32, kind abi.Kind, opts []byte) ([]Emission, error) {
+func (i *Instance) Open(sid uint32, kind abi.Kind, opts []byte) ([]abi.Emission, error) {
 	i.reset()
 	_, err := i.callStatus("on_open", i.fOpen, opts, uint64(sid), uint64(kind))
 	return i.out, err
@@ -548,7 +541,7 @@ func (i *Instance) Open(sid uint32, kind abi.Kind, opts []byte) ([]Emission, err
 
 // Data passes one chunk. Chunks larger than the guest's buffer are split;
 // the result is then always Consumed (or Close).
-func (i *Instance) Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []Emission, error) {
+func (i *Instance) Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error) {
 	i.reset()
 	if uint32(len(p)) <= i.inCap {
 		a, err := i.data(sid, dir, p)
@@ -563,7 +556,7 @@ func (i *Instance) Data(sid uint32, dir abi.Dir, p []byte) (abi.Action, []Emissi
 		}
 		switch a {
 		case abi.Continue:
-			i.out = append(i.out, Emission{SID: sid, Stream: PassStream(dir), Data: p[:n]})
+			i.out = append(i.out, abi.Emission{SID: sid, Stream: PassStream(dir), Data: p[:n]})
 		case abi.Close:
 			final = abi.Close
 		}
@@ -600,28 +593,28 @@ func (i *Instance) data(sid uint32, dir abi.Dir, p []byte) (abi.Action, error) {
 
 // Control sends a JSON control request; the reply, if any, is the Reply
 // emission.
-func (i *Instance) Control(sid uint32, req []byte) ([]Emission, error) {
+func (i *Instance) Control(sid uint32, req []byte) ([]abi.Emission, error) {
 	i.reset()
 	_, err := i.callStatus("on_control", i.fControl, req, uint64(sid))
 	return i.out, err
 }
 
 // Tick lets time pass; it returns the next wanted tick (Unix ms) or 0.
-func (i *Instance) Tick(nowMs int64) (int64, []Emission, error) {
+func (i *Instance) Tick(nowMs int64) (int64, []abi.Emission, error) {
 	i.reset()
 	r, err := i.call("on_tick", i.fTick, uint64(nowMs))
 	return int64(r), i.out, err
 }
 
 // CloseSession tells the plugin session sid ended.
-func (i *Instance) CloseSession(sid uint32) ([]Emission, error) {
+func (i *Instance) CloseSession(sid uint32) ([]abi.Emission, error) {
 	i.reset()
 	_, err := i.call("on_close", i.fClose, uint64(sid))
 	return i.out, err
 }
 
 // ExportState returns the session's state snapshot.
-func (i *Instance) ExportState(sid uint32) ([]byte, []Emission, error) {
+func (i *Instance) ExportState(sid uint32) ([]byte, []abi.Emission, error) {
 	i.reset()
 	if !i.m.hasState {
 		return nil, nil, ErrNoState
@@ -642,7 +635,7 @@ func (i *Instance) ExportState(sid uint32) ([]byte, []Emission, error) {
 }
 
 // ImportState restores session sid (already opened) from a snapshot.
-func (i *Instance) ImportState(sid uint32, state []byte) ([]Emission, error) {
+func (i *Instance) ImportState(sid uint32, state []byte) ([]abi.Emission, error) {
 	i.reset()
 	if !i.m.hasState {
 		return nil, ErrNoState
@@ -670,7 +663,7 @@ func hostEmit(ctx context.Context, mod api.Module, stack []uint64) {
 	if stream > abi.Reply {
 		panic(fmt.Sprintf("emit: unknown stream %d", stream))
 	}
-	inst.out = append(inst.out, Emission{SID: sid, Stream: stream, Data: data})
+	inst.out = append(inst.out, abi.Emission{SID: sid, Stream: stream, Data: data})
 }
 
 func hostNow(_ context.Context, stack []uint64) {
