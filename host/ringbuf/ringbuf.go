@@ -6,6 +6,12 @@
 // reader that asks for bytes below Tail learns how many were evicted before
 // it could read them. Memory grows with use, up to the maximum, so an idle
 // session costs little.
+//
+// Writes can be staged: Stage appends bytes that readers do not see until
+// Commit (or that Discard takes back). A session stages what one received
+// chunk produced while its plugins run, so a plugin's output is copied from
+// the plugin's memory straight into the ring, and readers see a chunk's
+// bytes and its events together or not at all.
 package ringbuf
 
 import "sync"
@@ -16,9 +22,10 @@ const minAlloc = 4 << 10
 type Buffer struct {
 	mu   sync.Mutex
 	max  int
-	buf  []byte // circular storage, len(buf) <= max
-	head uint64 // offset one past the newest byte
-	n    int    // bytes held
+	buf  []byte // circular storage, len(buf) <= max; offset o lives at o % len(buf)
+	head uint64 // committed: one past the newest byte readers may see
+	end  uint64 // one past the newest byte stored (staged bytes are [head, end))
+	n    int    // bytes stored, committed or staged: [end-n, end)
 }
 
 // New returns a buffer that holds at most max bytes (max > 0).
@@ -32,21 +39,69 @@ func New(max int) *Buffer {
 // Max is the capacity.
 func (b *Buffer) Max() int { return b.max }
 
-// Write appends p, evicting the oldest bytes beyond the maximum. It never
-// blocks and never fails.
+// Write appends p and makes it visible at once, evicting the oldest bytes
+// beyond the maximum. It never blocks and never fails. Bytes staged before
+// are committed with it.
 func (b *Buffer) Write(p []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stage(p)
+	b.head = b.end
+}
+
+// Stage appends p without making it visible: readers see it after Commit.
+// Staging evicts like Write does.
+func (b *Buffer) Stage(p []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stage(p)
+}
+
+// Commit makes every staged byte visible and returns the committed range
+// it added.
+func (b *Buffer) Commit() (from, to uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	from = b.head
+	b.head = b.end
+	return from, b.head
+}
+
+// Discard drops the staged bytes. Committed bytes they evicted stay gone.
+func (b *Buffer) Discard() { b.DiscardTo(0) }
+
+// DiscardTo drops the staged bytes at or after offset end (an End() taken
+// earlier; never below the committed head).
+func (b *Buffer) DiscardTo(end uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	end = max(end, b.head)
+	if end >= b.end {
+		return
+	}
+	drop := int(b.end - end)
+	b.end = end
+	b.n = max(b.n-drop, 0)
+}
+
+// End is the offset one past the newest byte, staged or not.
+func (b *Buffer) End() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.end
+}
+
+func (b *Buffer) stage(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if len(p) >= b.max {
-		b.head += uint64(len(p))
+		b.end += uint64(len(p))
 		if len(b.buf) != b.max {
 			b.buf = make([]byte, b.max)
 		}
 		// The newest max bytes, stored at their offset-derived positions.
-		tail := b.head - uint64(b.max)
+		tail := b.end - uint64(b.max)
 		start := int(tail % uint64(b.max))
 		k := copy(b.buf[start:], p[len(p)-b.max:])
 		copy(b.buf, p[len(p)-b.max+k:])
@@ -56,48 +111,73 @@ func (b *Buffer) Write(p []byte) {
 	if need := b.n + len(p); need > len(b.buf) && len(b.buf) < b.max {
 		b.grow(need)
 	}
-	// Write at the position of the old head, wrapping.
-	start := int(b.head % uint64(len(b.buf)))
-	b.head += uint64(len(p))
+	start := int(b.end % uint64(len(b.buf)))
+	b.end += uint64(len(p))
 	k := copy(b.buf[start:], p)
 	copy(b.buf, p[k:])
 	b.n = min(b.n+len(p), len(b.buf))
 }
 
 // grow resizes storage to hold at least need bytes (capped at max), keeping
-// the held bytes at their offset-derived positions.
+// the stored bytes at their offset-derived positions.
 func (b *Buffer) grow(need int) {
 	size := max(len(b.buf), minAlloc)
 	for size < need {
 		size *= 2
 	}
-	size = min(size, b.max)
+	b.resize(min(size, b.max))
+}
+
+// resize moves the stored bytes to storage of size bytes (>= b.n).
+func (b *Buffer) resize(size int) {
 	if size == len(b.buf) {
 		return
 	}
-	nb := make([]byte, size)
+	var nb []byte
+	if size > 0 {
+		nb = make([]byte, size)
+	}
 	if b.n > 0 {
-		old := b.snapshot(b.head-uint64(b.n), b.n)
-		tail := b.head - uint64(b.n)
-		for i, c := range old {
-			nb[(tail+uint64(i))%uint64(size)] = c
-		}
+		tail := b.end - uint64(b.n)
+		old := b.snapshot(nil, tail, b.n)
+		start := int(tail % uint64(size))
+		k := copy(nb[start:], old)
+		copy(nb, old[k:])
 	}
 	b.buf = nb
 }
 
-// snapshot copies n held bytes starting at offset from (caller holds mu and
-// has checked the range). Uses the current storage size.
-func (b *Buffer) snapshot(from uint64, n int) []byte {
-	out := make([]byte, n)
-	size := uint64(len(b.buf))
-	start := int(from % size)
-	k := copy(out, b.buf[start:min(start+n, len(b.buf))])
-	copy(out[k:], b.buf[:n-k])
-	return out
+// Compact gives back storage the buffer does not need: it keeps only the
+// bytes at or after offset keep (and still held), in storage of exactly
+// their size. An ended session's buffer is compacted so it costs what it
+// holds, not its maximum.
+func (b *Buffer) Compact(keep uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if tail := b.end - uint64(b.n); keep > tail {
+		b.n = int(b.end - min(keep, b.end))
+	}
+	b.resize(b.n)
 }
 
-// Head is the offset one past the newest byte.
+// Cap is the storage currently allocated.
+func (b *Buffer) Cap() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.buf)
+}
+
+// snapshot appends n stored bytes starting at offset from to dst (caller
+// holds mu and has checked the range).
+func (b *Buffer) snapshot(dst []byte, from uint64, n int) []byte {
+	size := uint64(len(b.buf))
+	start := int(from % size)
+	first := b.buf[start:min(start+n, len(b.buf))]
+	dst = append(dst, first...)
+	return append(dst, b.buf[:n-len(first)]...)
+}
+
+// Head is the offset one past the newest committed byte.
 func (b *Buffer) Head() uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -108,33 +188,51 @@ func (b *Buffer) Head() uint64 {
 func (b *Buffer) Tail() uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.head - uint64(b.n)
+	return b.end - uint64(b.n)
 }
 
-// Len is the number of bytes held.
+// Len is the number of committed bytes held.
 func (b *Buffer) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.n
+	tail := b.end - uint64(b.n)
+	if tail >= b.head {
+		return 0
+	}
+	return int(b.head - tail)
 }
 
-// Read copies out up to limit bytes (limit <= 0: no limit) starting at
-// offset from. It returns the bytes, the offset just past them, and how many
-// bytes between from and the oldest held byte were evicted unread.
+// Read copies out up to limit committed bytes (limit <= 0: no limit)
+// starting at offset from. It returns the bytes, the offset just past them,
+// and how many bytes between from and the oldest held byte were evicted
+// unread.
 func (b *Buffer) Read(from uint64, limit int) (p []byte, next uint64, evicted uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	tail := b.head - uint64(b.n)
+	return b.read(nil, from, b.head, limit)
+}
+
+// ReadStaged appends the stored bytes in [from, End()) — staged ones
+// included — to dst.
+func (b *Buffer) ReadStaged(dst []byte, from uint64) []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, _, _ := b.read(dst, from, b.end, 0)
+	return p
+}
+
+func (b *Buffer) read(dst []byte, from, to uint64, limit int) (p []byte, next uint64, evicted uint64) {
+	tail := b.end - uint64(b.n)
 	if from < tail {
 		evicted = tail - from
 		from = tail
 	}
-	if from >= b.head {
-		return nil, b.head, evicted
+	if from >= to {
+		return dst, to, evicted
 	}
-	n := int(b.head - from)
+	n := int(to - from)
 	if limit > 0 && n > limit {
 		n = limit
 	}
-	return b.snapshot(from, n), from + uint64(n), evicted
+	return b.snapshot(dst, from, n), from + uint64(n), evicted
 }

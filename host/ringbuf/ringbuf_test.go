@@ -87,3 +87,81 @@ func BenchmarkWrite4K(b *testing.B) {
 		buf.Write(p)
 	}
 }
+
+// TestStagingMatchesModel: staged bytes are invisible until Commit, Discard
+// takes them back, and a reader sees the model's committed stream.
+func TestStagingMatchesModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		max := rapid.IntRange(1, 5000).Draw(t, "max")
+		b := New(max)
+		var committed, staged []byte
+		total := 0 // every byte ever stored: below max, nothing was evicted
+		steps := rapid.IntRange(1, 60).Draw(t, "steps")
+		for range steps {
+			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			case 0, 1:
+				p := rapid.SliceOfN(rapid.Byte(), 0, max+10).Draw(t, "stage")
+				b.Stage(p)
+				staged = append(staged, p...)
+				total += len(p)
+			case 2:
+				from, to := b.Commit()
+				if from != uint64(len(committed)) || to != uint64(len(committed)+len(staged)) {
+					t.Fatalf("Commit = [%d,%d), want [%d,%d)", from, to, len(committed), len(committed)+len(staged))
+				}
+				committed, staged = append(committed, staged...), nil
+			case 3:
+				if len(staged) > 0 && rapid.Bool().Draw(t, "partly") {
+					keep := rapid.IntRange(0, len(staged)).Draw(t, "keep")
+					b.DiscardTo(uint64(len(committed) + keep))
+					staged = staged[:keep]
+					break
+				}
+				b.Discard()
+				staged = nil
+			case 4:
+				p := rapid.SliceOfN(rapid.Byte(), 0, max+10).Draw(t, "write")
+				b.Write(p)
+				committed, staged = append(append(committed, staged...), p...), nil
+				total += len(p)
+			}
+			all := append(append([]byte(nil), committed...), staged...)
+			if b.Head() != uint64(len(committed)) || b.End() != uint64(len(all)) {
+				t.Fatalf("Head/End = %d/%d, want %d/%d", b.Head(), b.End(), len(committed), len(all))
+			}
+			// What the ring holds is the newest max bytes of the whole stream,
+			// except that discarded bytes may have evicted committed ones.
+			got, next, evicted := b.Read(0, 0)
+			if next != uint64(len(committed)) && len(got) > 0 {
+				t.Fatalf("Read next = %d, want %d", next, len(committed))
+			}
+			if int(evicted)+len(got) != len(committed) && len(got) > 0 {
+				t.Fatalf("evicted %d + read %d != committed %d", evicted, len(got), len(committed))
+			}
+			if !bytes.HasSuffix(committed, got) || len(got) > max {
+				t.Fatalf("read %d bytes that are not the newest committed ones", len(got))
+			}
+			st := b.ReadStaged(nil, uint64(len(committed)))
+			if !bytes.HasSuffix(staged, st) || (total <= max && !bytes.Equal(st, staged)) {
+				t.Fatalf("ReadStaged = %d bytes, staged %d", len(st), len(staged))
+			}
+		}
+	})
+}
+
+func TestCompact(t *testing.T) {
+	b := New(1 << 20)
+	b.Write(bytes.Repeat([]byte("x"), 300<<10))
+	b.Write([]byte("tail"))
+	b.Compact(b.Head() - 4)
+	if b.Cap() != 4 || b.Len() != 4 {
+		t.Fatalf("after Compact: cap %d len %d, want 4 and 4", b.Cap(), b.Len())
+	}
+	if p, _, ev := b.Read(0, 0); string(p) != "tail" || ev != 300<<10 {
+		t.Fatalf("read %q evicted %d", p, ev)
+	}
+	b.Write([]byte("more"))
+	if p, _, _ := b.Read(b.Head()-8, 0); string(p) != "tailmore" {
+		t.Fatalf("write after Compact: %q", p)
+	}
+}
