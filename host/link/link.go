@@ -1,7 +1,13 @@
 // Package link moves bytes between a session and its peer. A Link is the
-// io.ReadWriteCloser-shaped end of a socket or a PTY; the session pump reads
-// from it and a single writer goroutine writes to it with deadlines, so a
-// peer that stops reading yields an error rather than a hung tool call.
+// io.ReadWriteCloser-shaped end of a socket, a PTY or a pipe; the session
+// pump reads from it and a single writer goroutine writes to it, so a peer
+// that stops reading yields an error rather than a hung tool call.
+//
+// What only some links can do is an optional interface, checked with a
+// type assertion, as io does with io.WriterTo: WriteDeadliner (sockets,
+// PTYs), Resizer (a PTY's window), Signaler (a process group), Exiter (a
+// process's exit status). Anything kind-specific that must happen on every
+// read or write (TCP_QUICKACK on a socket) lives inside the link itself.
 package link
 
 import (
@@ -15,11 +21,62 @@ import (
 	"time"
 )
 
-// Link is what a session needs of its transport.
+// Link is what a session needs of its transport. Close unblocks a Read or
+// Write in progress.
 type Link interface {
 	io.ReadWriteCloser
-	// SetWriteDeadline bounds the next writes, as net.Conn does.
+}
+
+// WriteDeadliner is a link whose writes can be bounded in time, as
+// net.Conn's are. A session writes to a link without it from its writer
+// goroutine and stops waiting at the deadline anyway.
+type WriteDeadliner interface {
 	SetWriteDeadline(t time.Time) error
+}
+
+// Resizer is a link with a window size the peer sees (a PTY: TIOCSWINSZ,
+// and the child gets SIGWINCH).
+type Resizer interface {
+	Resize(cols, rows int) error
+}
+
+// Signaler is a link that can deliver a signal to the peer: "interrupt"
+// (SIGINT to the foreground process group), "terminate", "kill", "hangup",
+// "quit", "suspend".
+type Signaler interface {
+	Signal(name string) error
+}
+
+// Exiter is a link to a process: Exit blocks until it has exited and
+// returns how.
+type Exiter interface {
+	Exit() ExitStatus
+}
+
+// ExitStatus is how a process ended: an exit code, or the signal that
+// killed it.
+type ExitStatus struct {
+	Code   int    `json:"code"`             // -1 when killed by a signal
+	Signal string `json:"signal,omitempty"` // e.g. "SIGTERM"
+}
+
+func (e ExitStatus) String() string {
+	if e.Signal != "" {
+		return "killed by " + e.Signal
+	}
+	return "exit code " + strconv.Itoa(e.Code)
+}
+
+// TCP is a Telnet or SSH connection. It re-arms TCP_QUICKACK after every
+// read (see QuickAck).
+type TCP struct{ *net.TCPConn }
+
+func (t TCP) Read(p []byte) (int, error) {
+	n, err := t.TCPConn.Read(p)
+	if n > 0 {
+		QuickAck(t.TCPConn)
+	}
+	return n, err
 }
 
 // DialError says why a connection could not be made. Reason is one of
@@ -32,7 +89,7 @@ type DialError struct {
 }
 
 func (e *DialError) Error() string {
-	addr := net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
+	addr := JoinHostPort(e.Host, e.Port)
 	switch e.Reason {
 	case "dns":
 		return fmt.Sprintf("cannot resolve host %q: %v", e.Host, unwrapDNS(e.Err))
@@ -59,17 +116,33 @@ func unwrapDNS(err error) error {
 	return err
 }
 
-// DialTCP connects to host:port within timeout, classifying failures.
-func DialTCP(ctx context.Context, host string, port int, timeout time.Duration) (*net.TCPConn, error) {
+// DialTCP connects to host:port within timeout, classifying failures. An
+// IPv6 literal may come with or without brackets ("::1", "[::1]").
+func DialTCP(ctx context.Context, host string, port int, timeout time.Duration) (TCP, error) {
+	host = UnbracketHost(host)
 	d := net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	start := time.Now()
 	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		return nil, classify(host, port, err, timeout, time.Since(start))
+		return TCP{}, classify(host, port, err, timeout, time.Since(start))
 	}
 	tc := c.(*net.TCPConn)
 	tc.SetNoDelay(true)
-	return tc, nil
+	return TCP{tc}, nil
+}
+
+// JoinHostPort is host:port with IPv6 literals in one pair of brackets.
+func JoinHostPort(host string, port int) string {
+	return net.JoinHostPort(UnbracketHost(host), strconv.Itoa(port))
+}
+
+// UnbracketHost strips the brackets of an IPv6 literal ("[::1]" → "::1"),
+// so host:port strings built from it get exactly one pair.
+func UnbracketHost(host string) string {
+	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		return host[1 : len(host)-1]
+	}
+	return host
 }
 
 func classify(host string, port int, err error, timeout, took time.Duration) error {
