@@ -136,4 +136,65 @@ type Manifest struct {
 	Description string         `json:"description,omitempty"`
 	Options     map[string]any `json:"options,omitempty"`  // JSON Schema of on_configure / on_open options
 	Stateful    bool           `json:"stateful,omitempty"` // implements state_export/state_import
+	// Failure is what happens to a session when the plugin fails (trap,
+	// panic, memory cap, deadline): "open" — the session goes on, on a
+	// fresh instance restored from the last checkpoint, or passing chunks
+	// through unprocessed; "closed" — the session ends with the error
+	// (protocols that hold secrets or ciphers: ciphertext is never passed
+	// through). Default: "closed" for kind protocol, "open" otherwise.
+	Failure string `json:"failure,omitempty"`
+	// Instances is "pooled" (sessions share a small pool of instances, by
+	// sid; the default) or "session" (one instance per session, closed
+	// with it: for plugins that keep goroutines or large per-connection
+	// state).
+	Instances string `json:"instances,omitempty"`
+	// Sessions lists the session kinds the plugin handles ("telnet",
+	// "ssh", "pty"); empty means all. The host refuses to attach it to
+	// another kind, and its canary opens each listed kind.
+	Sessions []string `json:"sessions,omitempty"`
+}
+
+// FailOpen says whether sessions survive the plugin's failures.
+func (m Manifest) FailOpen() bool {
+	if m.Failure == "" {
+		return m.Kind != "protocol"
+	}
+	return m.Failure == "open"
+}
+
+// PerSession says whether every session gets an instance of its own.
+func (m Manifest) PerSession() bool { return m.Instances == "session" }
+
+// Kinds returns the session kinds the plugin handles.
+func (m Manifest) Kinds() []Kind {
+	if len(m.Sessions) == 0 {
+		return []Kind{KindTelnet, KindSSH, KindPTY}
+	}
+	var ks []Kind
+	for _, s := range m.Sessions {
+		if k := ParseKind(s); k != 0 {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// Handles says whether the plugin handles sessions of kind k.
+func (m Manifest) Handles(k Kind) bool {
+	for _, h := range m.Kinds() {
+		if h == k {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseKind is the Kind named s, or 0.
+func ParseKind(s string) Kind {
+	for _, k := range []Kind{KindTelnet, KindSSH, KindPTY} {
+		if k.String() == s {
+			return k
+		}
+	}
+	return 0
 }

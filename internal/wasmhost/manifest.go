@@ -1,0 +1,111 @@
+package wasmhost
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/termhost/termhost/sdk/abi"
+)
+
+// ReadManifest returns the manifest of a plugin without compiling or running
+// it, by scanning the module's custom sections.
+func ReadManifest(wasm []byte) (abi.Manifest, error) {
+	var m abi.Manifest
+	raw, err := customSection(wasm, abi.ManifestSection)
+	if err != nil {
+		return m, err
+	}
+	return parseManifest(raw)
+}
+
+func parseManifest(raw []byte) (abi.Manifest, error) {
+	var m abi.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("manifest section %q is not valid JSON: %w", abi.ManifestSection, err)
+	}
+	switch {
+	case m.Name == "":
+		return m, fmt.Errorf("manifest: \"name\" is empty")
+	case m.Version == "":
+		return m, fmt.Errorf("manifest: \"version\" is empty")
+	case m.ABI != abi.Version:
+		return m, fmt.Errorf("manifest: \"abi\" is %d; this host speaks ABI %d", m.ABI, abi.Version)
+	case m.Kind != "protocol" && m.Kind != "screen" && m.Kind != "dialect":
+		return m, fmt.Errorf("manifest: \"kind\" is %q; expected protocol, screen or dialect", m.Kind)
+	case m.Failure != "" && m.Failure != "open" && m.Failure != "closed":
+		return m, fmt.Errorf("manifest: \"failure\" is %q; expected open or closed", m.Failure)
+	case m.Instances != "" && m.Instances != "pooled" && m.Instances != "session":
+		return m, fmt.Errorf("manifest: \"instances\" is %q; expected pooled or session", m.Instances)
+	}
+	for _, k := range m.Sessions {
+		if abi.ParseKind(k) == 0 {
+			return m, fmt.Errorf("manifest: \"sessions\" names %q; expected telnet, ssh or pty", k)
+		}
+	}
+	return m, nil
+}
+
+// customSection finds a custom section by name in a wasm binary.
+func customSection(wasm []byte, name string) ([]byte, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
+		return nil, errors.New("not a WebAssembly module (bad magic)")
+	}
+	p := wasm[8:]
+	for len(p) > 0 {
+		id := p[0]
+		size, n := uleb(p[1:])
+		if n == 0 || uint64(len(p)-1-n) < size {
+			return nil, errors.New("truncated WebAssembly module")
+		}
+		body := p[1+n : 1+n+int(size)]
+		p = p[1+n+int(size):]
+		if id != 0 {
+			continue
+		}
+		nl, m := uleb(body)
+		if m == 0 || uint64(len(body)-m) < nl {
+			return nil, errors.New("malformed custom section")
+		}
+		if string(body[m:m+int(nl)]) == name {
+			return body[m+int(nl):], nil
+		}
+	}
+	return nil, fmt.Errorf("no %q custom section: not a termhost plugin (build it with sdk/cmd/wasmbuild)", name)
+}
+
+func uleb(p []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(p) && i < 10; i++ {
+		v |= uint64(p[i]&0x7f) << (7 * i)
+		if p[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
+// AppendCustomSection adds a custom section (id 0) at the end of a module.
+// Custom sections may appear anywhere; this is how wasmbuild stamps the
+// manifest into a module Go built.
+func AppendCustomSection(wasm []byte, name string, data []byte) []byte {
+	var body []byte
+	body = appendULEB(body, uint64(len(name)))
+	body = append(body, name...)
+	body = append(body, data...)
+	wasm = append(wasm, 0)
+	wasm = appendULEB(wasm, uint64(len(body)))
+	return append(wasm, body...)
+}
+
+func appendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
