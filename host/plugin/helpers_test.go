@@ -409,7 +409,7 @@ func failEvents(t testing.TB, ems []abi.Emission) []failEvent {
 // plugin_failed events.
 func send(t testing.TB, b *Binding, chunk string) (string, []failEvent) {
 	t.Helper()
-	a, ems, err := b.Data(abi.Inbound, []byte(chunk))
+	a, ems, err := data(b, abi.Inbound, []byte(chunk))
 	if err != nil {
 		t.Fatalf("Data(%q): %v", chunk, err)
 	}
@@ -427,4 +427,31 @@ func findInfo(r *Registry, name, version string) (Info, bool) {
 		}
 	}
 	return Info{}, false
+}
+
+// rec is a Sink that keeps copies of what it is given; Discard forgets
+// what came since the last call began.
+type rec struct {
+	ems  []abi.Emission
+	mark int
+}
+
+func (r *rec) Emit(s abi.Stream, p []byte) {
+	r.ems = append(r.ems, abi.Emission{Stream: s, Data: append([]byte(nil), p...)})
+}
+
+func (r *rec) Discard() { r.ems = r.ems[:r.mark] }
+
+// data passes one chunk and returns its emissions.
+func data(b *Binding, dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error) {
+	var r rec
+	a, err := b.Data(dir, p, &r)
+	return a, r.ems, err
+}
+
+// control sends a control request and returns its emissions.
+func control(b *Binding, req []byte) ([]abi.Emission, error) {
+	var r rec
+	err := b.Control(req, &r)
+	return r.ems, err
 }

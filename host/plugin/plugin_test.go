@@ -32,7 +32,7 @@ func TestRoundTrip(t *testing.T) {
 	if name, ver := c.Plugin(); name != "counter" || ver != "1.0.0" {
 		t.Errorf("Plugin() = %s %s", name, ver)
 	}
-	a, ems, err := c.Data(abi.Inbound, []byte("hello"))
+	a, ems, err := data(c, abi.Inbound, []byte("hello"))
 	if err != nil || a != abi.Consumed {
 		t.Fatalf("Data: action %d, err %v", a, err)
 	}
@@ -45,15 +45,15 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	// Outbound passes unchanged, without emissions or copies.
-	a, ems, err = c.Data(abi.Outbound, []byte("ls\r\n"))
+	a, ems, err = data(c, abi.Outbound, []byte("ls\r\n"))
 	if err != nil || a != abi.Continue || ems != nil {
 		t.Errorf("outbound: action %d, emissions %v, err %v", a, ems, err)
 	}
-	a, ems, err = c.Data(abi.Inbound, []byte("pass"))
+	a, ems, err = data(c, abi.Inbound, []byte("pass"))
 	if err != nil || a != abi.Continue || ems != nil {
 		t.Errorf("pass: action %d, emissions %v, err %v", a, ems, err)
 	}
-	ems, err = c.Control([]byte(`{"op":"get"}`))
+	ems, err = control(c, []byte(`{"op":"get"}`))
 	if err != nil {
 		t.Fatalf("Control: %v", err)
 	}
@@ -66,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	// An error status is returned, and does not poison the instance.
-	_, ems, err = c.Data(abi.Inbound, []byte("fail"))
+	_, ems, err = data(c, abi.Inbound, []byte("fail"))
 	var se *wasmhost.StatusError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "told to fail") {
 		t.Errorf("fail: err = %v", err)
@@ -77,12 +77,12 @@ func TestRoundTrip(t *testing.T) {
 	if got, evs := send(t, c, "again"); got != "[1.0.0 #2] again" || len(evs) != 0 {
 		t.Errorf("after the status error: %q %v", got, evs)
 	}
-	if _, err := c.Control([]byte(`{"op":"nope"}`)); err == nil {
+	if _, err := control(c, []byte(`{"op":"nope"}`)); err == nil {
 		t.Error("unknown control op: no error")
 	}
 
 	u := attach(t, r, "upper", "")
-	a, ems, err = u.Data(abi.Inbound, []byte("hi there!\n"))
+	a, ems, err = data(u, abi.Inbound, []byte("hi there!\n"))
 	if err != nil || a != abi.Consumed || collect(ems, abi.ToUser) != "HI THERE!\n" || !strings.Contains(collect(ems, abi.Event), `"shout"`) {
 		t.Errorf("upper: %d %q %q %v", a, collect(ems, abi.ToUser), collect(ems, abi.Event), err)
 	}
@@ -127,7 +127,7 @@ func TestRoundTrip(t *testing.T) {
 
 	c3.Close()
 	c3.Close() // idempotent
-	if _, _, err := c3.Data(abi.Inbound, []byte("x")); !errors.Is(err, ErrBindingClosed) {
+	if _, _, err := data(c3, abi.Inbound, []byte("x")); !errors.Is(err, ErrBindingClosed) {
 		t.Errorf("Data after Close: %v", err)
 	}
 	if in, _ := findInfo(r, "counter", "1.0.0"); in.Sessions != 2 {
@@ -135,7 +135,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	r.Close()
-	if _, _, err := c.Data(abi.Inbound, []byte("x")); !errors.Is(err, ErrClosed) {
+	if _, _, err := data(c, abi.Inbound, []byte("x")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Data after registry Close: %v", err)
 	}
 	if _, err := r.Attach("counter", abi.KindTelnet, nil); !errors.Is(err, ErrClosed) {
@@ -150,11 +150,11 @@ func TestEmissionsOwnedByBinding(t *testing.T) {
 	r := open(t, Config{Embedded: embedded(counter1), PoolSize: 1})
 	a := attach(t, r, "counter", "")
 	b := attach(t, r, "counter", "")
-	_, emsA, err := a.Data(abi.Inbound, []byte("from a"))
+	_, emsA, err := data(a, abi.Inbound, []byte("from a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.Data(abi.Inbound, []byte("from b, longer, to overwrite the instance's arena")); err != nil {
+	if _, _, err := data(b, abi.Inbound, []byte("from b, longer, to overwrite the instance's arena")); err != nil {
 		t.Fatal(err)
 	}
 	if got := collect(emsA, abi.ToUser); got != "[1.0.0 #1] from a" {
@@ -511,7 +511,7 @@ func TestCompilationCache(t *testing.T) {
 	tiny := fstest.MapFS{"tiny.wasm": {Data: tinyPlugin(tinyManifest("tiny", "1.0.0"), tinyExports(0))}}
 	r := open(t, Config{Embedded: tiny, CacheDir: cache})
 	b := attach(t, r, "tiny", "")
-	if a, ems, err := b.Data(abi.Inbound, []byte("x")); a != abi.Continue || ems != nil || err != nil {
+	if a, ems, err := data(b, abi.Inbound, []byte("x")); a != abi.Continue || ems != nil || err != nil {
 		t.Errorf("tiny: %d %v %v", a, ems, err)
 	}
 	r.Close()
@@ -553,7 +553,7 @@ func TestCompilationCache(t *testing.T) {
 }
 
 // Ticks: on_tick runs on the registry's goroutine; its emissions go to the
-// OnAsync callback, or are queued in front of the next call.
+// OnAsync callback, or wait for one.
 func TestTicks(t *testing.T) {
 	r := open(t, Config{Embedded: embedded(counter1), TickInterval: 20 * time.Millisecond})
 	b := attach(t, r, "counter", `{"tick_ms":30}`)
@@ -577,11 +577,30 @@ func TestTicks(t *testing.T) {
 		}
 	}
 
+	// Without a callback, tick output waits (bounded) and is delivered
+	// the moment one is set.
 	q := attach(t, r, "counter", `{"tick_ms":30}`)
-	time.Sleep(300 * time.Millisecond)
-	_, ems, err := q.Data(abi.Inbound, []byte("x"))
-	if err != nil || !strings.Contains(collect(ems, abi.ToPeer), "tick") || collect(ems, abi.ToUser) != "[1.0.0 #1] x" {
-		t.Errorf("queued ticks: %q %q %v", collect(ems, abi.ToPeer), collect(ems, abi.ToUser), err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		q.amu.Lock()
+		n := len(q.asyncQ)
+		q.amu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no tick output queued")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var mu sync.Mutex
+	var queued []abi.Emission
+	q.OnAsync(func(ems []abi.Emission) { mu.Lock(); queued = append(queued, ems...); mu.Unlock() })
+	q.OnAsync(nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(collect(queued, abi.ToPeer), "tick") {
+		t.Errorf("queued ticks not delivered when the callback was set: %q", collect(queued, abi.ToPeer))
 	}
 }
 
@@ -608,7 +627,7 @@ func TestConcurrentSessionsAndReload(t *testing.T) {
 					after++
 				default:
 				}
-				a, ems, err := b.Data(abi.Inbound, []byte("x"))
+				a, ems, err := data(b, abi.Inbound, []byte("x"))
 				if err != nil || a != abi.Consumed {
 					errs <- fmt.Sprintf("session %d: %d %v", i, a, err)
 					return
@@ -653,7 +672,7 @@ func BenchmarkBindingDataPlain(b *testing.B) {
 	b.SetBytes(int64(len(chunk)))
 	b.ReportAllocs()
 	for b.Loop() {
-		a, ems, err := bind.Data(abi.Outbound, chunk)
+		a, ems, err := data(bind, abi.Outbound, chunk)
 		if err != nil || a != abi.Continue || ems != nil {
 			b.Fatal(a, ems, err)
 		}
@@ -668,7 +687,7 @@ func BenchmarkBindingDataRewrite(b *testing.B) {
 	b.SetBytes(int64(len(chunk)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := bind.Data(abi.Inbound, chunk); err != nil {
+		if _, _, err := data(bind, abi.Inbound, chunk); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -89,15 +89,17 @@ func (r *Registry) dueAt(in *instance) time.Time {
 // sessions' OnAsync callbacks (state emissions become checkpoints).
 func (r *Registry) tick(in *instance, now time.Time) {
 	in.lastTick = now
-	in.mu.Lock()
+	if in.lock() != nil {
+		return // a call runs past its deadline; the next tick looks again
+	}
 	if in.dead != nil {
-		in.mu.Unlock()
+		in.unlock()
 		return
 	}
 	want, ems, err := in.wi.Tick(now.UnixMilli())
 	if err != nil {
 		in.trapped(err)
-		in.mu.Unlock()
+		in.unlock()
 		return
 	}
 	if want > 0 && want < now.Add(minTickGap).UnixMilli() {
@@ -128,7 +130,7 @@ func (r *Registry) tick(in *instance, now time.Time) {
 		}
 		routed[b] = append(routed[b], abi.Emission{SID: e.SID, Stream: e.Stream, Data: clone(e.Data)})
 	}
-	in.mu.Unlock()
+	in.unlock()
 	for _, b := range order {
 		b.deliverAsync(routed[b])
 	}

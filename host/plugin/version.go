@@ -11,7 +11,7 @@ import (
 	"github.com/termhost/termhost/sdk/abi"
 )
 
-// version is one compiled plugin version and its pool of instances.
+// version is one compiled plugin version and its instances.
 type version struct {
 	r      *Registry
 	p      *plugin // set when published
@@ -37,13 +37,14 @@ type version struct {
 	lastTrap error
 }
 
-// instance is one wasm instance of a version. Every call into it holds mu.
+// instance is one wasm instance of a version. Every call into it holds its
+// lock.
 type instance struct {
 	v  *version
 	wi *wasmhost.Instance
 
-	mu      sync.Mutex
-	dead    error // set when poisoned (a *wasmhost.TrapError) or closed
+	sem     chan struct{} // the instance's lock (see lock)
+	dead    error         // set when poisoned (a *wasmhost.TrapError) or closed
 	sids    map[uint32]*Binding
 	nextSID uint32
 
@@ -57,7 +58,29 @@ type instance struct {
 var (
 	errRetired        = errors.New("plugin version is no longer current")
 	errInstanceClosed = errors.New("plugin instance closed")
+	errBusy           = errors.New("plugin instance is busy past its deadline")
 )
+
+// lock takes the instance for one call. It waits at most as long as a call
+// may run (plus a margin): an unguarded call that never returns must not
+// take every session sharing the instance with it.
+func (in *instance) lock() error {
+	select {
+	case in.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(2*in.v.r.cfg.CallTimeout + 100*time.Millisecond)
+	defer t.Stop()
+	select {
+	case in.sem <- struct{}{}:
+		return nil
+	case <-t.C:
+		return errBusy
+	}
+}
+
+func (in *instance) unlock() { <-in.sem }
 
 // backoffError says a version is crash-looping and will not start an
 // instance before until.
@@ -74,24 +97,6 @@ func (e *backoffError) Error() string {
 }
 
 func (e *backoffError) Unwrap() error { return ErrUnavailable }
-
-// canary instantiates and configures the module and opens and closes a
-// throwaway session: a version that cannot do that is never published.
-func (v *version) canary() error {
-	wi, err := v.mod.Instantiate(context.Background(), v.config)
-	if err != nil {
-		return err
-	}
-	defer wi.Close()
-	v.hasState = wi.HasState()
-	if _, err := wi.Open(1, abi.KindTelnet, nil); err != nil {
-		return err
-	}
-	if _, err := wi.CloseSession(1); err != nil {
-		return err
-	}
-	return nil
-}
 
 func (v *version) change(k ChangeKind, err error) Change {
 	return Change{Kind: k, Name: v.man.Name, Version: v.man.Version, SHA256: v.sha, Source: v.src.origin, Err: err}
@@ -114,11 +119,12 @@ func (v *version) info() Info {
 	}
 }
 
-// acquire pins one more session to an instance of v: an idle one, else a new
-// one while the pool has room, else the least loaded. fresh says the
-// instance was just created. It fails with errRetired once v is not
-// current, and with a *backoffError while v is crash-looping and would need
-// a new instance.
+// acquire pins one more session to an instance of v: for a pooled plugin
+// an idle one, else a new one while the pool has room, else the least
+// loaded; for a plugin with one instance per session always a new one.
+// fresh says the instance was just created. It fails with errRetired once
+// v is not current, and with a *backoffError while v is crash-looping and
+// would need a new instance.
 func (v *version) acquire() (in *instance, fresh bool, err error) {
 	v.createMu.Lock()
 	defer v.createMu.Unlock()
@@ -127,22 +133,24 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		v.mu.Unlock()
 		return nil, false, errRetired
 	}
-	var best *instance
-	for _, c := range v.insts {
-		if c.wi.Stuck() {
-			continue // an unguarded call ran past the deadline (see stuck)
-		}
-		if best == nil || c.load < best.load {
-			best = c
-		}
-	}
-	poolFull := len(v.insts) >= v.r.cfg.PoolSize
 	backingOff := time.Now().Before(v.until)
-	if best != nil && (best.load == 0 || poolFull || backingOff) {
-		best.load++
-		v.sessions++
-		v.mu.Unlock()
-		return best, false, nil
+	if !v.man.PerSession() {
+		var best *instance
+		for _, c := range v.insts {
+			if c.wi.Stuck() {
+				continue // an unguarded call ran past the deadline (see stuck)
+			}
+			if best == nil || c.load < best.load {
+				best = c
+			}
+		}
+		poolFull := len(v.insts) >= v.r.cfg.PoolSize
+		if best != nil && (best.load == 0 || poolFull || backingOff) {
+			best.load++
+			v.sessions++
+			v.mu.Unlock()
+			return best, false, nil
+		}
 	}
 	if backingOff {
 		err := &backoffError{until: v.until, last: v.lastTrap, traps: len(v.traps), window: v.r.cfg.CrashLoopWindow}
@@ -164,7 +172,7 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		}
 		return nil, false, fmt.Errorf("plugin %s %s: new instance: %w", v.man.Name, v.man.Version, err)
 	}
-	in = &instance{v: v, wi: wi, sids: make(map[uint32]*Binding), lastTick: time.Now()}
+	in = &instance{v: v, wi: wi, sem: make(chan struct{}, 1), sids: make(map[uint32]*Binding), lastTick: time.Now()}
 	v.mu.Lock()
 	if v.closed || v.retired {
 		v.mu.Unlock()
@@ -179,17 +187,48 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 	return in, true, nil
 }
 
-// release unpins one session from in; the last session of a retired version
-// closes it.
+// release unpins one session from in. An instance of a per-session plugin
+// is closed with its session; the last session of a retired version closes
+// the version.
 func (v *version) release(in *instance) {
 	v.mu.Lock()
 	in.load--
 	v.sessions--
+	closeInst := v.man.PerSession() && in.load == 0 && v.removeLocked(in)
 	closeNow := v.retired && v.sessions == 0 && !v.closed
 	v.mu.Unlock()
+	if closeInst {
+		in.close()
+	}
 	if closeNow {
 		v.close()
 	}
+}
+
+// removeLocked takes in out of the pool; it reports whether it was there.
+func (v *version) removeLocked(in *instance) bool {
+	for i, c := range v.insts {
+		if c == in {
+			v.insts = append(v.insts[:i], v.insts[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// close closes the instance once no call runs in it. An instance whose
+// call never returns (unguarded) cannot be closed: it is left to its
+// goroutine, out of every pool.
+func (in *instance) close() {
+	if in.lock() != nil {
+		in.v.r.log.Warn("plugin instance not closed: a call in it never returned", "plugin", in.v.man.Name, "version", in.v.man.Version)
+		return
+	}
+	if in.dead == nil {
+		in.dead = errInstanceClosed
+	}
+	in.wi.Close()
+	in.unlock()
 }
 
 // retire marks v as no longer current; it closes at once if no session
@@ -219,12 +258,7 @@ func (v *version) close() {
 	v.insts = nil
 	v.mu.Unlock()
 	for _, in := range insts {
-		in.mu.Lock()
-		if in.dead == nil {
-			in.dead = errInstanceClosed
-			in.wi.Close()
-		}
-		in.mu.Unlock()
+		in.close()
 	}
 	v.mod.Close(context.Background())
 	v.r.mu.Lock()
@@ -261,65 +295,50 @@ func (v *version) recordTrapLocked(te *wasmhost.TrapError) {
 	}
 }
 
-// poisonLocked retires an instance after a trap: wasmhost has closed it;
-// it leaves the pool and is never called again. Its sessions move on their
-// next call. Called with in.mu held.
-func (in *instance) poisonLocked(te *wasmhost.TrapError) {
-	if in.dead != nil {
-		return
-	}
-	in.dead = te
+// retireInstance takes a failed instance out of the pool, once: the first
+// caller counts the failure towards the crash-loop back-off and logs it;
+// later callers (other sessions of the instance noticing the same failure)
+// do not count it again.
+func (in *instance) retireInstance(te *wasmhost.TrapError) {
 	v := in.v
 	v.mu.Lock()
-	for i, c := range v.insts {
-		if c == in {
-			v.insts = append(v.insts[:i], v.insts[i+1:]...)
-			break
-		}
-	}
-	if !v.closed {
+	first := v.removeLocked(in)
+	if first && !v.closed {
 		v.recordTrapLocked(te)
 	}
 	v.mu.Unlock()
-	v.r.logTrap(v, te)
+	if first {
+		v.r.logTrap(v, te)
+	}
 }
 
-// stuck handles an instance whose call ran past the deadline without being
-// aborted (only possible when plugins are compiled unguarded): it leaves the
-// pool and its sessions fail over, without waiting for its lock, which the
-// runaway call holds. Safe to call without in.mu.
+// trapped poisons in if err is a trap, and says whether it was. Called
+// with in locked.
+func (in *instance) trapped(err error) bool {
+	var te *wasmhost.TrapError
+	if !errors.As(err, &te) {
+		return false
+	}
+	if in.dead == nil {
+		in.dead = te
+		in.retireInstance(te)
+	}
+	return true
+}
+
+// stuck handles an instance whose call ran past the deadline and could not
+// be aborted (only possible when plugins are compiled unguarded): it leaves
+// the pool and its sessions fail over, without waiting for its lock, which
+// the runaway call holds. Safe to call without the lock.
 func (in *instance) stuck() error {
 	err := &wasmhost.TrapError{Plugin: in.v.man.Name, Op: "call",
-		Err: fmt.Errorf("call exceeded the %v deadline and cannot be aborted (unguarded)", in.v.r.cfg.CallTimeout)}
-	v := in.v
-	v.mu.Lock()
-	for i, c := range v.insts {
-		if c == in {
-			v.insts = append(v.insts[:i], v.insts[i+1:]...)
-			if !v.closed {
-				v.recordTrapLocked(err)
-			}
-			v.mu.Unlock()
-			v.r.logTrap(v, err)
-			return err
-		}
-	}
-	v.mu.Unlock()
+		Err: fmt.Errorf("call exceeded the %v deadline and cannot be aborted (compiled without termination checks)", in.v.r.cfg.CallTimeout)}
+	in.retireInstance(err)
 	return err
 }
 
-// trapped poisons in if err is a trap, and says whether it was.
-func (in *instance) trapped(err error) bool {
-	var te *wasmhost.TrapError
-	if errors.As(err, &te) {
-		in.poisonLocked(te)
-		return true
-	}
-	return false
-}
-
 // allocSID returns a session id not in use on this instance. Called with
-// in.mu held.
+// in locked.
 func (in *instance) allocSID() uint32 {
 	for {
 		in.nextSID++

@@ -1,0 +1,413 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/termhost/termhost/internal/wasmhost"
+)
+
+// Open loads the embedded plugins and those in cfg.Dir, compiles them
+// (concurrently, through the compilation cache) and starts the watcher on
+// cfg.Dir. A broken file in Dir is logged and skipped; a broken embedded
+// plugin, a Dir that is not a directory or an unusable cache is an error.
+func Open(ctx context.Context, cfg Config) (*Registry, error) {
+	cfg.defaults()
+	r := &Registry{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		done:     make(chan struct{}),
+		tickWake: make(chan struct{}, 1),
+		plugins:  make(map[string]*plugin),
+		files:    make(map[string]*fileEntry),
+		versions: make(map[*version]struct{}),
+		subs:     make(map[*subscriber]struct{}),
+	}
+	if err := r.openCache(); err != nil {
+		return nil, err
+	}
+	r.wopts = wasmhost.Options{
+		Cache:          r.cache,
+		MemoryLimitMiB: cfg.MemoryLimitMiB,
+		CallTimeout:    cfg.CallTimeout,
+		Guard:          !cfg.Unguarded,
+		Sys:            true,
+	}
+	fail := func(err error) (*Registry, error) {
+		if r.watcher != nil {
+			r.watcher.Close()
+		}
+		if r.ownCache {
+			r.cache.Close(context.Background())
+		}
+		return nil, err
+	}
+
+	if cfg.Dir != "" {
+		dir, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			return fail(err)
+		}
+		st, err := os.Stat(dir)
+		if err != nil {
+			return fail(fmt.Errorf("plugin directory: %w", err))
+		}
+		if !st.IsDir() {
+			return fail(fmt.Errorf("plugin directory %s is not a directory", dir))
+		}
+		r.dir = dir
+		// Watch before scanning, so nothing written meanwhile is missed;
+		// events for files the scan already loaded find the same sha256.
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return fail(fmt.Errorf("plugin directory watcher: %w", err))
+		}
+		r.watcher = w
+		if err := w.Add(dir); err != nil {
+			return fail(fmt.Errorf("watch plugin directory %s: %w", dir, err))
+		}
+	}
+
+	// Candidates per name, most preferred first: Dir files in reverse
+	// lexical order, then the embedded plugin.
+	cands := make(map[string][]*source)
+	if cfg.Embedded != nil {
+		var names []string
+		err := fs.WalkDir(cfg.Embedded, ".", func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && isPluginFile(path) {
+				names = append(names, path)
+			}
+			return err
+		})
+		if err != nil {
+			return fail(err)
+		}
+		for _, n := range names {
+			data, err := fs.ReadFile(cfg.Embedded, n)
+			if err != nil {
+				return fail(fmt.Errorf("embedded plugin %s: %w", n, err))
+			}
+			src, err := newSource("embedded", "", data)
+			if err != nil {
+				return fail(fmt.Errorf("embedded plugin %s: %w", n, err))
+			}
+			if p := r.plugins[src.man.Name]; p != nil {
+				return fail(fmt.Errorf("embedded plugins %s and another file both carry the name %q", n, src.man.Name))
+			}
+			r.plugins[src.man.Name] = &plugin{name: src.man.Name, embedded: src}
+			cands[src.man.Name] = []*source{src}
+		}
+	}
+	if r.dir != "" {
+		ents, err := os.ReadDir(r.dir)
+		if err != nil {
+			return fail(fmt.Errorf("plugin directory: %w", err))
+		}
+		for _, e := range ents { // sorted by name
+			p := filepath.Join(r.dir, e.Name())
+			if e.IsDir() || !isPluginFile(p) {
+				continue
+			}
+			data, err := r.readFile(p)
+			if err != nil {
+				r.reject(p, err)
+				continue
+			}
+			src, err := newSource("dir:"+p, p, data)
+			if err != nil {
+				r.reject(p, err)
+				continue
+			}
+			r.files[p] = &fileEntry{name: src.man.Name, sha: src.sha}
+			cands[src.man.Name] = append([]*source{src}, cands[src.man.Name]...)
+		}
+	}
+
+	names := make([]string, 0, len(cands))
+	for n := range cands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	built := make([]*version, len(names))
+	errs := make([]error, len(names))
+	var rejMu sync.Mutex
+	var rejected []string
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for _, src := range cands[name] {
+				v, err := r.build(ctx, src, src.data)
+				if err == nil {
+					built[i] = v
+					return
+				}
+				if src.path == "" {
+					errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
+					return
+				}
+				r.reject(src.path, err)
+				rejMu.Lock()
+				rejected = append(rejected, src.path)
+				rejMu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range rejected {
+		delete(r.files, f) // so the same bytes are looked at again if written again
+	}
+	if err := errors.Join(errs...); err != nil {
+		for _, v := range built {
+			if v != nil {
+				v.mod.Close(context.Background())
+			}
+		}
+		return fail(err)
+	}
+	for _, v := range built {
+		if v != nil {
+			v.src.data = keepData(v.src)
+			r.publish(v)
+		}
+	}
+	// Dir sources no longer need their bytes.
+	for _, cs := range cands {
+		for _, s := range cs {
+			s.data = keepData(s)
+		}
+	}
+	r.pruneCache()
+
+	r.wg.Add(1)
+	go r.tickLoop()
+	if r.watcher != nil {
+		r.wg.Add(1)
+		go r.watch()
+	}
+	return r, nil
+}
+
+// keepData returns the bytes a source keeps after loading: embedded sources
+// keep theirs (a removed Dir file falls back to them), Dir sources do not.
+func keepData(s *source) []byte {
+	if s.path == "" {
+		return s.data
+	}
+	return nil
+}
+
+func isPluginFile(p string) bool {
+	b := filepath.Base(p)
+	return strings.HasSuffix(b, ".wasm") && !strings.HasPrefix(b, ".")
+}
+
+func newSource(origin, path string, data []byte) (*source, error) {
+	man, err := wasmhost.ReadManifest(data)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	return &source{origin: origin, path: path, data: data, sha: hex.EncodeToString(sum[:]), man: man}, nil
+}
+
+// build compiles a source and checks it in a canary instance. It runs off
+// the data path.
+func (r *Registry) build(ctx context.Context, src *source, data []byte) (*version, error) {
+	opts := r.wopts
+	if src.origin == "embedded" && r.cfg.UnguardedEmbedded {
+		opts.Guard = false
+	}
+	mod, err := wasmhost.Compile(ctx, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	v := &version{
+		r:      r,
+		src:    src,
+		man:    mod.Manifest,
+		sha:    mod.SHA256,
+		mod:    mod,
+		config: r.cfg.PluginConfig[mod.Manifest.Name],
+	}
+	if err := v.canary(); err != nil {
+		mod.Close(context.Background())
+		return nil, fmt.Errorf("canary: %w", err)
+	}
+	return v, nil
+}
+
+// publish makes v the current version of its plugin and retires the
+// previous one.
+func (r *Registry) publish(v *version) {
+	r.mu.Lock()
+	if r.closed.Load() {
+		r.mu.Unlock()
+		v.mod.Close(context.Background())
+		return
+	}
+	p := r.plugins[v.man.Name]
+	if p == nil {
+		p = &plugin{name: v.man.Name}
+		r.plugins[p.name] = p
+	}
+	v.p = p
+	r.versions[v] = struct{}{}
+	old := p.current.Swap(v)
+	if v.src.path != "" {
+		r.files[v.src.path] = &fileEntry{name: v.man.Name, sha: v.sha}
+	}
+	r.mu.Unlock()
+	attrs := []any{"plugin", v.man.Name, "version", v.man.Version, "sha256", short(v.sha), "source", v.src.origin}
+	if old != nil {
+		attrs = append(attrs, "previous", old.man.Version)
+	}
+	r.log.Info("plugin published", attrs...)
+	r.notify(v.change(Published, nil))
+	if old != nil {
+		old.retire()
+	}
+	r.wake()
+}
+
+// unpublish removes the plugin's current version (its file is gone and
+// nothing replaces it); its sessions drain.
+func (r *Registry) unpublish(p *plugin) {
+	old := p.current.Swap(nil)
+	if old == nil {
+		return
+	}
+	r.log.Info("plugin removed", "plugin", p.name, "version", old.man.Version)
+	old.retire()
+}
+
+func (r *Registry) reject(path string, err error) error {
+	r.log.Warn("plugin file rejected", "file", path, "error", err)
+	r.notify(Change{Kind: Rejected, Source: path, Err: err})
+	return fmt.Errorf("plugin file %s rejected: %w", path, err)
+}
+
+func (r *Registry) reload(file string) error {
+	data, err := r.readFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		r.removed(file)
+		return nil
+	}
+	if err != nil {
+		return r.reject(file, err)
+	}
+	sum := sha256.Sum256(data)
+	sha := hex.EncodeToString(sum[:])
+	r.mu.Lock()
+	prev := r.files[file]
+	r.mu.Unlock()
+	if prev != nil && prev.sha == sha {
+		return nil // same bytes as before: nothing happens
+	}
+	src, err := newSource("dir:"+file, file, data)
+	if err != nil {
+		return r.reject(file, err)
+	}
+	if cur := r.current(src.man.Name); cur != nil && cur.sha == sha {
+		r.mu.Lock()
+		r.files[file] = &fileEntry{name: src.man.Name, sha: sha}
+		r.mu.Unlock()
+		return nil
+	}
+	start := time.Now()
+	v, err := r.build(context.Background(), src, data)
+	if err != nil {
+		return r.reject(file, err)
+	}
+	src.data = nil
+	r.log.Debug("plugin compiled", "plugin", v.man.Name, "version", v.man.Version, "took", time.Since(start))
+	r.publish(v)
+	if prev != nil && prev.name != src.man.Name {
+		// The file used to carry another plugin: that one lost its file.
+		if p := r.lookup(prev.name); p != nil {
+			if cur := p.current.Load(); cur != nil && cur.src.path == file {
+				r.fallback(p, file)
+			}
+		}
+	}
+	r.pruneCache()
+	return nil
+}
+
+// removed handles a Dir file that disappeared.
+func (r *Registry) removed(file string) {
+	r.mu.Lock()
+	fe := r.files[file]
+	delete(r.files, file)
+	r.mu.Unlock()
+	if fe == nil {
+		return
+	}
+	r.log.Info("plugin file removed", "file", file, "plugin", fe.name)
+	r.notify(Change{Kind: Removed, Name: fe.name, SHA256: fe.sha, Source: "dir:" + file})
+	p := r.lookup(fe.name)
+	if p == nil {
+		return
+	}
+	if cur := p.current.Load(); cur != nil && cur.src.path == file {
+		r.fallback(p, file)
+	}
+}
+
+// fallback replaces p's current version, whose file is gone, by another Dir
+// file with the same name (the lexically last that loads), else the
+// embedded version, else nothing.
+func (r *Registry) fallback(p *plugin, gone string) {
+	r.mu.Lock()
+	var others []string
+	for f, fe := range r.files {
+		if fe.name == p.name && f != gone {
+			others = append(others, f)
+		}
+	}
+	r.mu.Unlock()
+	slices.Sort(others)
+	for i := len(others) - 1; i >= 0; i-- {
+		data, err := r.readFile(others[i])
+		if err != nil {
+			continue
+		}
+		src, err := newSource("dir:"+others[i], others[i], data)
+		if err != nil || src.man.Name != p.name {
+			continue
+		}
+		v, err := r.build(context.Background(), src, data)
+		if err != nil {
+			r.reject(others[i], err)
+			continue
+		}
+		src.data = nil
+		r.publish(v)
+		return
+	}
+	if p.embedded != nil {
+		v, err := r.build(context.Background(), p.embedded, p.embedded.data)
+		if err != nil {
+			r.log.Error("embedded plugin failed to load; keeping the removed file's version", "plugin", p.name, "error", err)
+			return
+		}
+		r.publish(v)
+		return
+	}
+	r.unpublish(p)
+}
