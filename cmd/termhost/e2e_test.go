@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/termhost/termhost/internal/devsim"
 )
 
@@ -22,20 +23,22 @@ func TestStdioEndToEnd(t *testing.T) {
 			cs := startServe(t)
 
 			id := mustCall(t, cs, "telnet_connect", map[string]any{"host": h, "port": port, "name": "dev"})["sessionId"].(string)
-			expect(t, cs, map[string]any{"sessionId": id, "until": "Username: $", "timeoutMs": 5000}, "matched", "User Access Verification")
+			// The device marks every prompt with EOR, and a mark that comes
+			// after the prompt's text was read is still the next read's.
+			expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "User Access Verification")
 			mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "admin"})
-			expect(t, cs, map[string]any{"sessionId": id, "until": "Password: $", "timeoutMs": 5000}, "matched", "Password:")
+			expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "Password:")
 			mustCall(t, cs, "telnet_send", map[string]any{"sessionId": "dev", "command": "termhost"})
 			expect(t, cs, map[string]any{"sessionId": "dev", "prompt": true, "timeoutMs": 5000}, "prompt", "edge-r1>")
 
 			// idle: output arrives, then goes quiet.
 			mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "show version"})
-			expect(t, cs, map[string]any{"sessionId": id, "idleMs": 300, "timeoutMs": 5000}, "idle", "uptime")
+			promptSeen(t, cs, id, expectRes(t, cs, map[string]any{"sessionId": id, "idleMs": 300, "timeoutMs": 5000}, "idle", "uptime"))
 
 			// until on a computed value, through the pager-free echo.
 			v := strconv.Itoa(int(seed) * 7919 * 104729)
 			mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo " + v})
-			expect(t, cs, map[string]any{"sessionId": id, "until": `(?m)^` + v + `\r?$`, "timeoutMs": 5000}, "matched", v)
+			promptSeen(t, cs, id, expectRes(t, cs, map[string]any{"sessionId": id, "until": `(?m)^` + v + `\r?$`, "timeoutMs": 5000}, "matched", v))
 
 			// waitMs alone is a ceiling, not a sleep.
 			mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "show clock"})
@@ -44,10 +47,9 @@ func TestStdioEndToEnd(t *testing.T) {
 			if res["reason"] != "idle" || time.Since(start) > 5*time.Second {
 				t.Fatalf("waitMs read: reason %v after %v", res["reason"], time.Since(start))
 			}
+			promptSeen(t, cs, id, res)
 
-			// The pager, answered with a single key. The device marks the
-			// pager prompt with EOR too, so wait for the mark: an until on
-			// "--More--" could return before the mark arrives.
+			// The pager, answered with a single key.
 			mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "show interfaces"})
 			expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "--More--")
 			mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "q", "noNewline": true})
@@ -133,4 +135,28 @@ func TestBadArguments(t *testing.T) {
 	if _, ok := mustCall(t, cs, "telnet_list", map[string]any{})["sessions"]; !ok {
 		t.Fatal("telnet_list broken after bad input")
 	}
+}
+
+// expectRes is expect returning the whole result.
+func expectRes(t testing.TB, cs *sdk.ClientSession, args map[string]any, reason, want string) map[string]any {
+	t.Helper()
+	res := mustCall(t, cs, "telnet_read", args)
+	if data, _ := res["data"].(string); res["reason"] != reason || !strings.Contains(data, want) {
+		t.Fatalf("telnet_read %v: reason %v, data %q; want reason %s and %q", args, res["reason"], data, reason, want)
+	}
+	return res
+}
+
+// promptSeen makes sure the reader has had the prompt mark that ends the
+// output res returned: in res's events, or, if the mark came after the
+// prompt's text, in the next read.
+func promptSeen(t testing.TB, cs *sdk.ClientSession, id string, res map[string]any) {
+	t.Helper()
+	evs, _ := res["events"].([]any)
+	for _, e := range evs {
+		if e.(map[string]any)["type"] == "prompt" {
+			return
+		}
+	}
+	expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "")
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -247,9 +246,9 @@ func waitSpec(w waitIn, waitMs int) (session.WaitSpec, error) {
 		return spec, invalid("waitMs", "must be >= 0, got %d", waitMs)
 	}
 	if w.Until != "" {
-		re, err := regexp.Compile(w.Until)
+		re, err := session.CompilePattern(w.Until)
 		if err != nil {
-			return spec, invalid("until", "not a valid regular expression: %v", err)
+			return spec, invalid("until", "%v", err)
 		}
 		spec.Until = re
 	}

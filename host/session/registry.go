@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
@@ -17,6 +16,12 @@ type Limits struct {
 	MaxSessions int           // live sessions in total, default 100
 	IdleTimeout time.Duration // reap sessions idle this long, default 30 min
 	ReapEvery   time.Duration // how often to look, default 30 s
+	// Ended sessions stay readable (buffer, events, exit status) until
+	// closed or reaped, but only this many, holding at most this many
+	// buffered bytes in all; beyond that the oldest are discarded, and
+	// using one afterwards is ErrExpired. Defaults 100 and 64 MiB.
+	MaxEnded      int
+	MaxEndedBytes int
 }
 
 func (l *Limits) defaults() {
@@ -29,6 +34,21 @@ func (l *Limits) defaults() {
 	if l.ReapEvery <= 0 {
 		l.ReapEvery = 30 * time.Second
 	}
+	if l.MaxEnded <= 0 {
+		l.MaxEnded = 100
+	}
+	if l.MaxEndedBytes <= 0 {
+		l.MaxEndedBytes = 64 << 20
+	}
+}
+
+// maxTombstones bounds how many discarded sessions are remembered, so that
+// using one says "expired" rather than "not found".
+const maxTombstones = 4096
+
+type tombstone struct {
+	id, name string
+	ended    time.Time
 }
 
 // Registry holds every session of every kind. Ids are ULIDs; a session can
@@ -43,8 +63,11 @@ type Registry struct {
 	byName   map[string]*Session
 	pending  int // slots reserved by opens in progress
 	entropy  *ulid.MonotonicEntropy
+	tombs    map[string]*tombstone // by id and by name
+	tombList []*tombstone          // oldest first
 	stopReap chan struct{}
 	reapDone chan struct{}
+	closed   bool
 }
 
 // NewRegistry makes an empty registry and starts its reaper.
@@ -58,6 +81,7 @@ func NewRegistry(limits Limits, cfg Config) *Registry {
 		byID:     make(map[string]*Session),
 		byName:   make(map[string]*Session),
 		entropy:  ulid.Monotonic(rand.Reader, 0),
+		tombs:    make(map[string]*tombstone),
 		stopReap: make(chan struct{}),
 		reapDone: make(chan struct{}),
 	}
@@ -68,16 +92,14 @@ func NewRegistry(limits Limits, cfg Config) *Registry {
 // Config is the per-session configuration new sessions get.
 func (r *Registry) Config() Config { return r.cfg }
 
-func (r *Registry) newID() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
-}
-
-// reserve takes a slot for a session being opened.
+// reserve takes a slot for a session being opened. Ended sessions do not
+// count: they hold no socket or process.
 func (r *Registry) reserve(name string) (release func(), err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, fmt.Errorf("%w: the server is shutting down", ErrLimit)
+	}
 	live := 0
 	for _, s := range r.byID {
 		if s.Alive() {
@@ -85,7 +107,7 @@ func (r *Registry) reserve(name string) (release func(), err error) {
 		}
 	}
 	if live+r.pending >= r.limits.MaxSessions {
-		return nil, fmt.Errorf("%w: %d sessions are open, the limit is %d; close one (e.g. telnet_disconnect) first",
+		return nil, fmt.Errorf("%w: %d sessions are open, the limit is %d; close one first",
 			ErrLimit, live+r.pending, r.limits.MaxSessions)
 	}
 	if name != "" {
@@ -104,7 +126,7 @@ func (r *Registry) reserve(name string) (release func(), err error) {
 	}, nil
 }
 
-// add registers an opened session.
+// add names and registers an opened session.
 func (r *Registry) add(s *Session) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -113,7 +135,10 @@ func (r *Registry) add(s *Session) error {
 			return fmt.Errorf("%w: %q names a live session; pick another name", ErrNameTaken, s.Name)
 		}
 		r.byName[s.Name] = s
+		delete(r.tombs, s.Name)
 	}
+	s.ID = ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
+	s.onEnd = r.ended
 	r.byID[s.ID] = s
 	return nil
 }
@@ -128,7 +153,19 @@ func (r *Registry) Get(ref string) (*Session, error) {
 	if s := r.byName[ref]; s != nil {
 		return s, nil
 	}
+	if t := r.tombs[ref]; t != nil {
+		return nil, fmt.Errorf("%w: session %q ended at %s and was discarded to bound memory (at most %d ended sessions, %d MiB, are kept)",
+			ErrExpired, ref, t.ended.UTC().Format(time.RFC3339), r.limits.MaxEnded, r.limits.MaxEndedBytes>>20)
+	}
 	return nil, fmt.Errorf("%w: no session has id or name %q", ErrNotFound, ref)
+}
+
+// forgetLocked removes s from the maps. Caller holds mu.
+func (r *Registry) forgetLocked(s *Session) {
+	delete(r.byID, s.ID)
+	if s.Name != "" && r.byName[s.Name] == s {
+		delete(r.byName, s.Name)
+	}
 }
 
 // Remove closes and forgets a session. It reports whether one was there, so
@@ -140,10 +177,7 @@ func (r *Registry) Remove(ref string) bool {
 		s = r.byName[ref]
 	}
 	if s != nil {
-		delete(r.byID, s.ID)
-		if s.Name != "" && r.byName[s.Name] == s {
-			delete(r.byName, s.Name)
-		}
+		r.forgetLocked(s)
 	}
 	r.mu.Unlock()
 	if s == nil {
@@ -151,6 +185,55 @@ func (r *Registry) Remove(ref string) bool {
 	}
 	s.Close()
 	return true
+}
+
+// ended is told when a session has ended and released its resources: it
+// keeps ended sessions within MaxEnded and MaxEndedBytes, discarding the
+// oldest.
+func (r *Registry) ended(*Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ended []*Session
+	total := 0
+	for _, s := range r.byID {
+		if !s.Alive() && !s.Ended().IsZero() {
+			ended = append(ended, s)
+			total += s.BufferedBytes()
+		}
+	}
+	if len(ended) <= r.limits.MaxEnded && total <= r.limits.MaxEndedBytes {
+		return
+	}
+	sort.Slice(ended, func(i, j int) bool { return ended[i].Ended().Before(ended[j].Ended()) })
+	for _, s := range ended {
+		if len(ended) <= r.limits.MaxEnded && total <= r.limits.MaxEndedBytes {
+			break
+		}
+		r.forgetLocked(s)
+		r.tombstoneLocked(s)
+		total -= s.BufferedBytes()
+		ended = ended[1:]
+		r.log.Info("ended session discarded to bound memory", "session", s.ID)
+	}
+}
+
+func (r *Registry) tombstoneLocked(s *Session) {
+	t := &tombstone{id: s.ID, name: s.Name, ended: s.Ended()}
+	r.tombs[t.id] = t
+	if t.name != "" && r.byName[t.name] == nil {
+		r.tombs[t.name] = t
+	}
+	r.tombList = append(r.tombList, t)
+	if len(r.tombList) > maxTombstones {
+		old := r.tombList[0]
+		r.tombList = r.tombList[1:]
+		if r.tombs[old.id] == old {
+			delete(r.tombs, old.id)
+		}
+		if old.name != "" && r.tombs[old.name] == old {
+			delete(r.tombs, old.name)
+		}
+	}
 }
 
 // List returns every session of the given kind ("" for all), oldest first.
@@ -169,25 +252,30 @@ func (r *Registry) List(kind Kind) []*Session {
 
 // CloseOwned removes every session owned by an MCP session.
 func (r *Registry) CloseOwned(owner string) {
-	for _, s := range r.List("") {
-		if s.Owner == owner {
-			r.Remove(s.ID)
-		}
-	}
-}
-
-// Close stops the reaper and removes every session.
-func (r *Registry) Close() {
-	select {
-	case <-r.stopReap:
-	default:
-		close(r.stopReap)
-		<-r.reapDone
-	}
 	var wg sync.WaitGroup
 	for _, s := range r.List("") {
-		wg.Add(1)
-		go func() { defer wg.Done(); r.Remove(s.ID) }()
+		if s.Owner == owner {
+			wg.Go(func() { r.Remove(s.ID) })
+		}
+	}
+	wg.Wait()
+}
+
+// Close stops the reaper and removes every session, all at once: each
+// session's stop is bounded, so the whole takes as long as the slowest.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	r.mu.Unlock()
+	close(r.stopReap)
+	<-r.reapDone
+	var wg sync.WaitGroup
+	for _, s := range r.List("") {
+		wg.Go(func() { r.Remove(s.ID) })
 	}
 	wg.Wait()
 }
@@ -209,15 +297,4 @@ func (r *Registry) reaper() {
 			}
 		}
 	}
-}
-
-// opened finishes an open: registers s and starts it.
-func (r *Registry) opened(ctx context.Context, s *Session) error {
-	s.ID = r.newID()
-	if err := r.add(s); err != nil {
-		return err
-	}
-	s.start()
-	_ = ctx
-	return nil
 }

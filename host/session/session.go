@@ -1,14 +1,16 @@
 // Package session is termhost's one session model: the registry of every
 // session (telnet, ssh, pty), its life cycle, the pump that carries each
-// received chunk through the session's plugin chain into the raw buffer and
-// the event stream, the single writer that talks to the peer with
-// deadlines, and event-driven waits.
+// received chunk through the session's plugin chain into the raw buffer,
+// the screen and the event stream, the writer that talks to the peer with
+// deadlines, and event-driven waits and reads.
 //
-// One chunk's trip: link.Read → chain[0].Data(inbound) → … → chain[n-1] →
-// ring buffer (+ prompt marks and other events, at their byte offsets) →
-// waiters woken. Bytes a plugin sends toward the peer travel back down the
-// chain and are queued for the writer goroutine, so a peer that stops
-// reading never blocks the pump or a tool call beyond its deadline.
+// A kind of session is a link (host/link: how bytes reach the peer), a
+// plugin chain and a policy; Registry.Open does the rest the same way for
+// every kind. One chunk's trip: link.Read → chain[0] → … → chain[n-1] →
+// ring buffer (staged, then committed with its events) → screen → waiters
+// woken. Bytes a plugin sends toward the peer travel back down the chain to
+// the writer, which writes them with a deadline, so a peer that stops
+// reading never blocks the pump or a tool call past its deadline.
 package session
 
 import (
@@ -19,9 +21,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/host/ringbuf"
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
@@ -45,34 +50,51 @@ const (
 	StateTerminated   State = "terminated"
 )
 
-// Errors a caller can tell apart.
+// Errors a caller can tell apart (host/mcp maps them to each tool group's
+// codes and words).
 var (
 	ErrNotFound     = errors.New("Session not found")
 	ErrDisconnected = errors.New("Session disconnected")
+	ErrExpired      = errors.New("Session expired")
 	ErrLimit        = errors.New("RESOURCE_LIMIT")
 	ErrNameTaken    = errors.New("session name already in use")
+	ErrInvalidName  = errors.New("invalid session name")
+	// ErrPeerStalled: the peer does not read what is written to it.
+	ErrPeerStalled = errors.New("the peer stopped reading")
+	// ErrBusy: the session could not be served within the deadline (a
+	// plugin call that does not return holds it).
+	ErrBusy = errors.New("session busy")
+	// ErrUnsupported: the session's kind cannot do what was asked.
+	ErrUnsupported = errors.New("not supported by this session")
 )
 
 // Binding is one plugin attached to one session (host/plugin.Binding
-// implements it). Emissions returned by a call stay valid until the next
-// call on the same Binding.
+// implements it). Emissions reach the Sink while a call runs.
 type Binding interface {
-	Data(dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error)
-	Control(req []byte) ([]abi.Emission, error)
+	Data(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error)
+	Control(req []byte, s wasmhost.Sink) error
+	// OnAsync sets where output the plugin makes outside a call goes
+	// (on_open's, on_tick's).
+	OnAsync(f func([]abi.Emission))
 	Close()
 	Plugin() (name, version string)
 }
 
-// Attacher opens a session on the current version of a named plugin.
+// Attacher opens a session of a kind on the current version of a named
+// plugin, with JSON options.
 type Attacher func(name string, kind abi.Kind, opts []byte) (Binding, error)
 
 // Config holds per-session limits.
 type Config struct {
 	BufferSize   int           // raw buffer bytes, default 1 MiB
 	WriteTimeout time.Duration // a write to the peer fails after this, default 10s
+	WriteQueue   int           // bytes waiting for the writer before sends fail fast, default 1 MiB
 	MaxWait      time.Duration // ceiling for any wait, default 5 min
 	IdleAfter    time.Duration // reported state turns idle after this quiet time, default 60s
-	Logger       *slog.Logger
+	// CallGrace bounds how long closing a session waits for a plugin call
+	// in progress (one that never returns is abandoned). Default 5s.
+	CallGrace time.Duration
+	Logger    *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -82,27 +104,50 @@ func (c *Config) defaults() {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 10 * time.Second
 	}
+	if c.WriteQueue <= 0 {
+		c.WriteQueue = 1 << 20
+	}
 	if c.MaxWait <= 0 {
 		c.MaxWait = 5 * time.Minute
 	}
 	if c.IdleAfter <= 0 {
 		c.IdleAfter = time.Minute
 	}
+	if c.CallGrace <= 0 {
+		c.CallGrace = 5 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
-// Event is something a plugin reported, with the buffer offset where it
-// happened.
+// Event is something a plugin (or the session) reported: numbered in one
+// sequence per session, placed at the buffer offset where it happened.
 type Event struct {
+	Seq    uint64         `json:"seq"`
 	Offset uint64         `json:"offset"`
 	Type   string         `json:"type"`
 	At     time.Time      `json:"at"`
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
+// maxEvents bounds the events a session keeps.
 const maxEvents = 256
+
+// Peer is what a session talks to: host and port (telnet, ssh) or a
+// command line (pty).
+type Peer struct {
+	Host    string
+	Port    int
+	Command string
+}
+
+func (p Peer) String() string {
+	if p.Command != "" {
+		return p.Command
+	}
+	return link.JoinHostPort(p.Host, p.Port)
+}
 
 // Session is one live or ended session. Its exported fields are fixed at
 // open; everything else is behind methods.
@@ -110,126 +155,154 @@ type Session struct {
 	ID      string
 	Name    string
 	Kind    Kind
-	Host    string
-	Port    int
-	Command string // pty: the command line
+	Peer    Peer
 	Owner   string // owning MCP session id ("" for none)
 	Created time.Time
 
-	cfg   Config
-	log   *slog.Logger
-	link  link.Link
-	buf   *ringbuf.Buffer
-	chain []Binding
+	cfg    Config
+	log    *slog.Logger
+	link   link.Link
+	buf    *ringbuf.Buffer
+	chain  []Binding
+	screen Binding // optional: fed what the buffer gets (SPEC SES-5)
 
-	chainMu sync.Mutex // serializes every call into the chain
+	chainSem chan struct{} // serializes every walk through the chain
+	w        walker        // guarded by chainSem
+
+	readSem chan struct{} // serializes reads of the default cursor
 
 	mu         sync.Mutex
 	state      State
 	changed    chan struct{} // closed on every change; nil when nobody waits
-	lastRx     time.Time     // last byte delivered to the buffer
+	lastRx     time.Time     // last byte committed to the buffer
 	lastActive time.Time
-	cursor     uint64 // the default reader's position in the buffer
+	cursor     Cursor // the default reader's position
 	events     []Event
-	prompts    []uint64 // offsets of prompt marks, newest last (bounded)
+	nextSeq    uint64
 	endErr     error
 	endedAt    time.Time
+	exit       *link.ExitStatus
 	cols, rows int
+
+	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
+	asyncBytes int
+	asyncBusy  bool
 
 	waiting atomic.Int32 // waits in progress
 
-	wq        chan writeReq
-	quit      chan struct{} // closed by Close: stops the writer
+	wr        *writer
 	pumpDone  chan struct{}
+	onEnd     func(*Session) // the registry's bookkeeping
+	endOnce   sync.Once
 	closeOnce sync.Once
+	released  chan struct{} // closed once link, writer and chain are released
 }
 
-type writeReq struct {
-	p   []byte
-	ack chan error // nil: nobody waits (negotiation replies)
+// Cursor is a reader's position: the next byte offset it has not read,
+// and the sequence number of the last event it was given.
+type Cursor struct {
+	Off uint64
+	Seq uint64
 }
 
-func newSession(cfg Config, kind Kind, l link.Link, chain []Binding) *Session {
+func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Binding) *Session {
 	cfg.defaults()
 	now := time.Now()
 	s := &Session{
-		Kind:       kind,
+		Name:       spec.Name,
+		Kind:       spec.Kind,
+		Peer:       spec.Peer,
+		Owner:      spec.Owner,
 		Created:    now,
 		cfg:        cfg,
+		log:        cfg.Logger,
 		link:       l,
 		buf:        ringbuf.New(cfg.BufferSize),
 		chain:      chain,
+		screen:     screen,
+		chainSem:   make(chan struct{}, 1),
+		readSem:    make(chan struct{}, 1),
 		state:      StateInitializing,
 		lastActive: now,
-		wq:         make(chan writeReq, 64),
-		quit:       make(chan struct{}),
+		cols:       spec.Cols,
+		rows:       spec.Rows,
 		pumpDone:   make(chan struct{}),
-		cols:       80,
-		rows:       24,
+		released:   make(chan struct{}),
 	}
+	s.w.s = s
+	s.wr = newWriter(l, cfg.WriteQueue)
 	return s
 }
 
-// start launches the pump and the writer; the session becomes active.
+// start launches the pump and the writer and routes the output plugins
+// made while opening; the session becomes active.
 func (s *Session) start() {
 	s.log = s.cfg.Logger.With("session", s.ID, "kind", string(s.Kind))
 	s.setState(StateActive)
-	go s.writer()
+	go s.wr.run()
+	for i, b := range s.bindings() {
+		b.OnAsync(func(ems []abi.Emission) { s.async(i, ems) })
+	}
 	go s.pump()
+}
+
+// bindings is the chain followed by the screen, if any: index len(chain)
+// is the screen.
+func (s *Session) bindings() []Binding {
+	if s.screen == nil {
+		return s.chain
+	}
+	return append(append([]Binding(nil), s.chain...), s.screen)
 }
 
 // Info is a snapshot for listings.
 type Info struct {
-	ID         string    `json:"sessionId"`
-	Name       string    `json:"name,omitempty"`
-	Kind       Kind      `json:"kind"`
-	State      State     `json:"state"`
-	Host       string    `json:"host,omitempty"`
-	Port       int       `json:"port,omitempty"`
-	Command    string    `json:"command,omitempty"`
-	Plugins    []string  `json:"plugins"`
-	Created    time.Time `json:"connectedAt"`
-	LastActive time.Time `json:"lastActive"`
-	Cols       int       `json:"cols"`
-	Rows       int       `json:"rows"`
-	Buffered   int       `json:"bufferedBytes"`
-	Unread     uint64    `json:"unreadBytes"`
-	Waiting    int       `json:"waiting,omitempty"` // reads waiting right now
-	Error      string    `json:"error,omitempty"`
+	ID         string           `json:"sessionId"`
+	Name       string           `json:"name,omitempty"`
+	Kind       Kind             `json:"kind"`
+	State      State            `json:"state"`
+	Host       string           `json:"host,omitempty"`
+	Port       int              `json:"port,omitempty"`
+	Command    string           `json:"command,omitempty"`
+	Plugins    []string         `json:"plugins"`
+	Created    time.Time        `json:"connectedAt"`
+	LastActive time.Time        `json:"lastActive"`
+	Cols       int              `json:"cols"`
+	Rows       int              `json:"rows"`
+	Buffered   int              `json:"bufferedBytes"`
+	Unread     uint64           `json:"unreadBytes"`
+	Waiting    int              `json:"waiting,omitempty"` // reads waiting right now
+	Error      string           `json:"error,omitempty"`
+	Exit       *link.ExitStatus `json:"exit,omitempty"`
 }
 
 // Info returns a snapshot of the session.
 func (s *Session) Info() Info {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := s.state
 	if st == StateActive && time.Since(s.lastActive) > s.cfg.IdleAfter {
 		st = StateIdle
 	}
 	in := Info{
-		ID: s.ID, Name: s.Name, Kind: s.Kind, State: st, Host: s.Host, Port: s.Port,
-		Command: s.Command, Created: s.Created, LastActive: s.lastActive,
-		Cols: s.cols, Rows: s.rows, Buffered: s.buf.Len(), Waiting: int(s.waiting.Load()),
+		ID: s.ID, Name: s.Name, Kind: s.Kind, State: st, Host: s.Peer.Host, Port: s.Peer.Port,
+		Command: s.Peer.Command, Created: s.Created, LastActive: s.lastActive,
+		Cols: s.cols, Rows: s.rows, Waiting: int(s.waiting.Load()), Exit: s.exit,
 	}
-	if h := s.buf.Head(); h > s.cursor {
-		in.Unread = h - s.cursor
+	if s.endErr != nil {
+		in.Error = s.endErr.Error()
+	}
+	cur := s.cursor.Off
+	s.mu.Unlock()
+	in.Buffered = s.buf.Len()
+	// Unread counts what is still held: evicted bytes cannot be read.
+	if h, t := s.buf.Head(), s.buf.Tail(); h > max(cur, t) {
+		in.Unread = h - max(cur, t)
 	}
 	for _, b := range s.chain {
 		n, v := b.Plugin()
 		in.Plugins = append(in.Plugins, n+"@"+v)
 	}
-	if s.endErr != nil {
-		in.Error = s.endErr.Error()
-	}
 	return in
-}
-
-// Peer is host:port (telnet, ssh) or the command (pty).
-func (s *Session) Peer() string {
-	if s.Host != "" {
-		return s.Host + ":" + strconv.Itoa(s.Port)
-	}
-	return s.Command
 }
 
 // State is the current life-cycle state.
@@ -239,10 +312,34 @@ func (s *Session) State() State {
 	return s.state
 }
 
-// Alive says whether the peer is still connected.
+// Alive says whether the peer is still connected (or the process running).
 func (s *Session) Alive() bool {
 	st := s.State()
 	return st == StateActive || st == StateIdle || st == StateInitializing
+}
+
+// Ended is when the session ended (zero while it lives).
+func (s *Session) Ended() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endedAt
+}
+
+// ExitStatus is how the peer process ended, when the link knows (pty).
+func (s *Session) ExitStatus() (link.ExitStatus, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exit == nil {
+		return link.ExitStatus{}, false
+	}
+	return *s.exit, true
+}
+
+// Size is the session's screen size.
+func (s *Session) Size() (cols, rows int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cols, s.rows
 }
 
 // LastActive is the time of the last input or output.
@@ -252,10 +349,19 @@ func (s *Session) LastActive() time.Time {
 	return s.lastActive
 }
 
+// BufferedBytes is the memory the session's buffer holds.
+func (s *Session) BufferedBytes() int { return s.buf.Cap() }
+
 func (s *Session) setState(st State) {
 	s.mu.Lock()
 	s.state = st
 	s.notifyLocked()
+	s.mu.Unlock()
+}
+
+func (s *Session) touch() {
+	s.mu.Lock()
+	s.lastActive = time.Now()
 	s.mu.Unlock()
 }
 
@@ -275,17 +381,30 @@ func (s *Session) watchLocked() <-chan struct{} {
 	return s.changed
 }
 
-// Events returns the events recorded at or after offset from.
-func (s *Session) Events(from uint64) []Event {
+// Events returns the events after sequence number seq.
+func (s *Session) Events(seq uint64) []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Event
 	for _, e := range s.events {
-		if e.Offset >= from {
+		if e.Seq > seq {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// addEventsLocked records events, numbering them. Caller holds mu.
+func (s *Session) addEventsLocked(evs []Event) {
+	for _, e := range evs {
+		s.nextSeq++
+		e.Seq = s.nextSeq
+		if len(s.events) == maxEvents {
+			copy(s.events, s.events[1:])
+			s.events = s.events[:maxEvents-1]
+		}
+		s.events = append(s.events, e)
+	}
 }
 
 func (s *Session) disconnectedErr() error {
@@ -295,4 +414,27 @@ func (s *Session) disconnectedErr() error {
 		return fmt.Errorf("%w: %v", ErrDisconnected, s.endErr)
 	}
 	return ErrDisconnected
+}
+
+// MaxNameLen is the longest session name, in characters.
+const MaxNameLen = 64
+
+// ValidName checks a session name: 1 to 64 printable characters (no
+// control or format characters such as NUL or a right-to-left override).
+func ValidName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case n == 0:
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	case n > MaxNameLen:
+		return fmt.Errorf("%w: %d characters, at most %d", ErrInvalidName, n, MaxNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidName)
+	}
+	for i, r := range name {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("%w: character %s at byte %d is not printable", ErrInvalidName, strconv.QuoteRune(r), i)
+		}
+	}
+	return nil
 }

@@ -4,208 +4,502 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
-	"regexp"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
-// promptBinding passes data through and marks a prompt after every "$ ".
-type promptBinding struct{ closed bool }
-
-func (b *promptBinding) Data(dir abi.Dir, p []byte) (abi.Action, []abi.Emission, error) {
-	if dir == abi.Outbound || !bytes.Contains(p, []byte("$ ")) {
-		return abi.Continue, nil, nil
+// TestNewKindUsesEverySharedPath: a session kind that exists only in this
+// test (an in-memory pipe link that can resize, signal and report an exit
+// status) goes through Open, the pump, the chain, the screen, the writer,
+// waits, reads, control, interrupt, resize and the end of a session without
+// any code of its own in the package.
+func TestNewKindUsesEverySharedPath(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	var fedMu sync.Mutex
+	var fed []byte
+	screen := &fake{name: "screen",
+		data: func(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
+			fedMu.Lock()
+			fed = append(fed, p...)
+			fedMu.Unlock()
+			if bytes.Contains(p, []byte("\x1b[6n")) { // a cursor position query
+				s.Emit(abi.ToPeer, []byte("\x1b[1;1R"))
+				s.Emit(abi.Event, []byte(`{"type":"query","what":"cpr"}`))
+			}
+			return abi.Consumed, nil
+		},
+		control: func(req []byte, s wasmhost.Sink) error {
+			s.Emit(abi.Reply, []byte(`{"ok":true}`))
+			return nil
+		},
 	}
-	var ems []abi.Emission
-	for len(p) > 0 {
-		i := bytes.Index(p, []byte("$ "))
-		if i < 0 {
-			ems = append(ems, abi.Emission{Stream: abi.ToUser, Data: p})
-			break
-		}
-		ems = append(ems,
-			abi.Emission{Stream: abi.ToUser, Data: p[:i+2]},
-			abi.Emission{Stream: abi.Event, Data: []byte(`{"type":"prompt","mark":"test"}`)})
-		p = p[i+2:]
+	marker := promptMarker()
+	s, peer, pl := testKind(t, r, Spec{Kind: "pipe", Name: "box", Peer: Peer{Command: "box --test"}}, []*fake{marker}, screen)
+	if s.Info().Command != "box --test" || s.Kind != "pipe" {
+		t.Fatalf("info: %+v", s.Info())
 	}
-	return abi.Consumed, ems, nil
-}
 
-func (b *promptBinding) Control(req []byte) ([]abi.Emission, error) {
-	if strings.Contains(string(req), "interrupt") {
-		return []abi.Emission{{Stream: abi.ToPeer, Data: []byte{0xff, 0xf4}}}, nil
+	// Output reaches the buffer, the prompt event the waiter.
+	write(peer, "hello\r\n$ ")
+	res := read(t, s, WaitSpec{Prompt: true, Timeout: 5 * time.Second})
+	if res.Reason != ReasonPrompt || string(res.Data) != "hello\r\n$ " || len(res.Events) != 1 || res.Events[0].Type != "prompt" {
+		t.Fatalf("prompt read: %q %q %+v", res.Reason, res.Data, res.Events)
 	}
-	return nil, errors.New("unsupported")
-}
-func (b *promptBinding) Close()                         { b.closed = true }
-func (b *promptBinding) Plugin() (name, version string) { return "prompt", "test" }
 
-// pair starts a session over one end of a TCP loopback connection and
-// returns the other end as the peer.
-func pair(t *testing.T, cfg Config) (*Session, net.Conn, *promptBinding) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	// The screen's answer to a query travels through the chain to the peer,
+	// and its event reaches the reader.
+	write(peer, "\x1b[6n")
+	if got := readN(t, peer, 6); string(got) != "\x1b[1;1R" {
+		t.Fatalf("query answer %q", got)
+	}
+	res = read(t, s, WaitSpec{Until: MustCompilePattern(`.`), Timeout: 5 * time.Second})
+	if len(res.Events) != 1 || res.Events[0].Type != "query" {
+		t.Fatalf("screen event: %+v", res.Events)
+	}
+
+	// Input, through the chain and the writer.
+	go func() { s.Send(ctxTimeout(t, 5*time.Second), []byte("ls\r\n")) }()
+	if got := readN(t, peer, 4); string(got) != "ls\r\n" {
+		t.Fatalf("peer got %q", got)
+	}
+
+	// Resize: the link's window and every plugin, the screen included.
+	if err := s.Resize(ctxTimeout(t, 5*time.Second), 120, 40); err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	acc := make(chan net.Conn, 1)
-	go func() { c, _ := ln.Accept(); acc <- c }()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	if c, rw := s.Size(); c != 120 || rw != 40 || pl.size != [2]int{120, 40} {
+		t.Fatalf("size %dx%d, link %v", c, rw, pl.size)
 	}
-	peer := <-acc
-	b := &promptBinding{}
-	s := newSession(cfg, KindTelnet, c.(*net.TCPConn), []Binding{b})
-	s.ID = "test"
-	s.start()
-	t.Cleanup(func() { s.Close(); peer.Close() })
-	return s, peer, b
-}
 
-func read(t *testing.T, s *Session, w WaitSpec) ReadResult {
-	t.Helper()
-	r, err := s.Read(context.Background(), ReadOptions{Wait: w, UTF8: true})
-	if err != nil {
-		t.Fatal(err)
+	// Interrupt: the chain's plugin answers it.
+	go func() { s.Interrupt(ctxTimeout(t, 5*time.Second), "interrupt") }()
+	if got := readN(t, peer, 2); !bytes.Equal(got, []byte{0xff, 0xf4}) {
+		t.Fatalf("interrupt: peer got % x", got)
 	}
-	return r
-}
 
-func TestReadWaits(t *testing.T) {
-	s, peer, _ := pair(t, Config{})
-	peer.Write([]byte("banner\r\nlogin: "))
-	r := read(t, s, WaitSpec{Until: regexp.MustCompile(`login: $`), Timeout: 5 * time.Second})
-	if r.Reason != ReasonMatched || string(r.Data) != "banner\r\nlogin: " {
-		t.Fatalf("until: %q %q", r.Reason, r.Data)
+	// Output a plugin makes outside a chunk reaches the peer at once.
+	marker.emitAsync(abi.Emission{Stream: abi.ToPeer, Data: []byte("keepalive")})
+	if got := readN(t, peer, 9); string(got) != "keepalive" {
+		t.Fatalf("async output: peer got %q", got)
 	}
-	if r = read(t, s, WaitSpec{}); r.Reason != ReasonImmediate || len(r.Data) != 0 {
-		t.Fatalf("second read not empty: %q %q", r.Reason, r.Data)
+
+	// The screen saw exactly what the buffer holds, in order.
+	all, _, _ := s.buf.Read(0, 0)
+	fedMu.Lock()
+	if !bytes.Equal(fed, all) {
+		t.Fatalf("screen fed %q, buffer holds %q", fed, all)
 	}
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		peer.Write([]byte("\x1b[32mok\x1b[0m\r\nuser@box:~$ "))
-	}()
-	r = read(t, s, WaitSpec{Prompt: true, Timeout: 5 * time.Second})
-	if r.Reason != ReasonPrompt || !strings.HasSuffix(string(r.Data), "$ ") {
-		t.Fatalf("prompt: %q %q", r.Reason, r.Data)
-	}
-	// until ignores escape sequences.
-	peer.Write([]byte("\x1b[1mdo\x1b[0mne\r\n"))
-	r = read(t, s, WaitSpec{Until: regexp.MustCompile(`done`), Timeout: 5 * time.Second})
-	if r.Reason != ReasonMatched {
-		t.Fatalf("until through ANSI: %q", r.Reason)
-	}
-	peer.Write([]byte("partial"))
-	r = read(t, s, WaitSpec{Idle: 50 * time.Millisecond, Timeout: 5 * time.Second})
-	if r.Reason != ReasonIdle || string(r.Data) != "partial" {
-		t.Fatalf("idle: %q %q", r.Reason, r.Data)
-	}
-	r = read(t, s, WaitSpec{Until: regexp.MustCompile(`never`), Timeout: 30 * time.Millisecond})
-	if r.Reason != ReasonTimeout || r.TimeoutMs != 30 {
-		t.Fatalf("timeout: %q %d", r.Reason, r.TimeoutMs)
-	}
-	peer.Write([]byte("bye\r\n"))
+	fedMu.Unlock()
+
+	// The process exits: the session ends, releases its link and plugins
+	// at once, and stays readable with its exit status.
+	write(peer, "bye\r\n")
+	read(t, s, WaitSpec{Until: MustCompilePattern(`bye`), Timeout: 5 * time.Second})
+	pl.exit <- link.ExitStatus{Code: 3}
 	peer.Close()
-	r = read(t, s, WaitSpec{Until: regexp.MustCompile(`never`), Timeout: 5 * time.Second})
-	if r.Reason != ReasonEOF || string(r.Data) != "bye\r\n" {
-		t.Fatalf("eof: %q %q", r.Reason, r.Data)
+	res = read(t, s, WaitSpec{Exit: true, Timeout: 5 * time.Second})
+	if res.Reason != ReasonExit || res.Alive {
+		t.Fatalf("exit read: %q alive=%v", res.Reason, res.Alive)
 	}
-	r = read(t, s, WaitSpec{Exit: true, Timeout: 5 * time.Second})
-	if r.Reason != ReasonExit || r.Alive {
-		t.Fatalf("exit: %q alive=%v", r.Reason, r.Alive)
-	}
+	eventually(t, "release", func() bool { return marker.closed.Load() && screen.closed.Load() })
+	eventually(t, "exit status", func() bool { st, ok := s.ExitStatus(); return ok && st.Code == 3 })
 	if err := s.Send(context.Background(), []byte("x")); !errors.Is(err, ErrDisconnected) {
-		t.Fatalf("send after peer closed: %v", err)
+		t.Fatalf("send after exit: %v", err)
+	}
+	if got, err := r.Get("box"); err != nil || got != s {
+		t.Fatalf("ended session not readable by name: %v", err)
 	}
 }
 
-func TestCancelStopsWait(t *testing.T) {
-	s, _, _ := pair(t, Config{})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := s.Read(ctx, ReadOptions{Wait: WaitSpec{Exit: true, Timeout: time.Minute}})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-}
-
-func TestUTF8NeverSplit(t *testing.T) {
-	s, peer, _ := pair(t, Config{})
-	euro := []byte("€") // E2 82 AC
-	peer.Write(append([]byte("a"), euro[:2]...))
-	r := read(t, s, WaitSpec{Idle: 30 * time.Millisecond, Timeout: 5 * time.Second})
-	if string(r.Data) != "a" {
-		t.Fatalf("first read = %q, want the complete prefix only", r.Data)
-	}
-	peer.Write(euro[2:])
-	r = read(t, s, WaitSpec{Until: regexp.MustCompile("€"), Timeout: 5 * time.Second})
-	if string(r.Data) != "€" {
-		t.Fatalf("second read = %q, want the whole character", r.Data)
-	}
-	// maxBytes never cuts a character either.
-	peer.Write([]byte("ab€"))
-	time.Sleep(30 * time.Millisecond)
-	r2, _ := s.Read(context.Background(), ReadOptions{MaxBytes: 3, UTF8: true})
-	if string(r2.Data) != "ab" || !r2.HasMore {
-		t.Fatalf("maxBytes=3 read %q hasMore=%v", r2.Data, r2.HasMore)
-	}
-}
-
-func TestEvictionReported(t *testing.T) {
-	s, peer, _ := pair(t, Config{BufferSize: 1024})
-	peer.Write(bytes.Repeat([]byte("x"), 3000))
-	peer.Write([]byte("END"))
-	r := read(t, s, WaitSpec{Until: regexp.MustCompile(`END`), Timeout: 5 * time.Second})
-	if len(r.Data) != 1024 || r.Evicted != 3003-1024 {
-		t.Fatalf("read %d bytes, evicted %d; want 1024 and %d", len(r.Data), r.Evicted, 3003-1024)
-	}
-}
-
-func TestWriteDeadline(t *testing.T) {
-	// The peer never reads: the kernel buffers fill, then the write times out.
-	s, _, _ := pair(t, Config{WriteTimeout: 200 * time.Millisecond})
-	big := bytes.Repeat([]byte("y"), 64<<20)
-	err := s.Send(context.Background(), big)
-	if err == nil || !strings.Contains(err.Error(), "stopped reading") {
-		t.Fatalf("err = %v, want a write timeout", err)
-	}
-}
-
-func TestInterruptReachesPeer(t *testing.T) {
-	s, peer, _ := pair(t, Config{})
-	if err := s.Interrupt(context.Background(), "interrupt"); err != nil {
+// TestInterruptFallsBackToTheLink: with no plugin that takes an interrupt,
+// a link that can signal gets it (a PTY's SIGINT).
+func TestInterruptFallsBackToTheLink(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	s, _, pl := testKind(t, r, Spec{}, []*fake{{name: "plain"}}, nil)
+	if err := s.Interrupt(ctxTimeout(t, 5*time.Second), "interrupt"); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 2)
-	peer.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := peer.Read(buf); err != nil || !bytes.Equal(buf, []byte{0xff, 0xf4}) {
-		t.Fatalf("peer read %x, %v", buf, err)
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if len(pl.signals) != 1 || pl.signals[0] != "interrupt" {
+		t.Fatalf("signals %v", pl.signals)
 	}
 }
 
-func TestCloseClosesChain(t *testing.T) {
-	s, _, b := pair(t, Config{})
-	s.Close()
-	s.Close()
-	if !b.closed || s.State() != StateTerminated {
-		t.Fatalf("closed=%v state=%s", b.closed, s.State())
+// TestEventAtTheCursorIsRead: events are numbered and every reader has an
+// event cursor, so an event at the very offset a read ended at — Telnet
+// negotiation before the first byte, a GA after prompt text already read —
+// comes with the next read and satisfies a prompt wait.
+func TestEventAtTheCursorIsRead(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	mark := &fake{name: "mark", data: func(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
+		switch string(p) {
+		case "NEG":
+			s.Emit(abi.Event, []byte(`{"type":"option","option":"ECHO"}`))
+			return abi.Consumed, nil
+		case "GA":
+			s.Emit(abi.Event, []byte(`{"type":"prompt","mark":"GA"}`))
+			return abi.Consumed, nil
+		}
+		return abi.Continue, nil
+	}}
+	s, peer, _ := testKind(t, r, Spec{}, []*fake{mark}, nil)
+	peer.Write([]byte("NEG")) // an event before the first byte
+	eventually(t, "the event", func() bool { return len(s.Events(0)) == 1 })
+	res := read(t, s, WaitSpec{})
+	if len(res.Events) != 1 || res.Events[0].Type != "option" || len(res.Data) != 0 {
+		t.Fatalf("read after negotiation: %q %+v", res.Data, res.Events)
+	}
+	peer.Write([]byte("router> "))
+	res = read(t, s, WaitSpec{Until: MustCompilePattern(`> $`), Timeout: 5 * time.Second})
+	if string(res.Data) != "router> " {
+		t.Fatalf("prompt text: %q", res.Data)
+	}
+	write(peer, "GA") // the mark comes after the text was read
+	res = read(t, s, WaitSpec{Prompt: true, Timeout: 5 * time.Second})
+	if res.Reason != ReasonPrompt || len(res.Events) != 1 || res.Events[0].Type != "prompt" {
+		t.Fatalf("prompt wait: %q %+v", res.Reason, res.Events)
+	}
+	if res = read(t, s, WaitSpec{}); len(res.Events) != 0 {
+		t.Fatalf("events given twice: %+v", res.Events)
 	}
 }
 
-func TestRegistryLimitAndNames(t *testing.T) {
-	r := NewRegistry(Limits{MaxSessions: 1}, Config{})
-	defer r.Close()
+// TestSendToAPeerThatStopsReading: every send answers within the write
+// deadline, says how much was written, and a full queue fails at once.
+func TestSendToAPeerThatStopsReading(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{WriteTimeout: 200 * time.Millisecond, WriteQueue: 4096})
+	s, peer, _ := testKind(t, r, Spec{}, nil, nil)
+	_ = peer // never reads
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	took := make([]time.Duration, 3)
+	for i := range 3 {
+		wg.Go(func() {
+			start := time.Now()
+			errs[i] = s.Send(context.Background(), bytes.Repeat([]byte{'a' + byte(i)}, 3000))
+			took[i] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	full := 0
+	for i, err := range errs {
+		if !errors.Is(err, ErrPeerStalled) {
+			t.Errorf("send %d: %v, want ErrPeerStalled", i, err)
+		}
+		if took[i] > 2*time.Second {
+			t.Errorf("send %d answered after %v", i, took[i])
+		}
+		if err != nil && strings.Contains(err.Error(), "waiting to be written") {
+			full++
+		}
+	}
+	if full == 0 {
+		t.Errorf("no send was refused at once by the full queue: %v", errs)
+	}
+	// A peer that reads part of a send: the error says how much.
+	go func() {
+		buf := make([]byte, 1000)
+		peer.Read(buf)
+	}()
+	err := s.Send(context.Background(), bytes.Repeat([]byte("z"), 5000))
+	if err == nil || !strings.Contains(err.Error(), "of 5000 bytes written") {
+		t.Fatalf("partial send: %v", err)
+	}
+}
+
+// TestSendRacingClose: a send racing a close always gets an answer.
+func TestSendRacingClose(t *testing.T) {
+	for range 20 {
+		r := newRegistry(t, Limits{}, Config{WriteTimeout: 300 * time.Millisecond})
+		s, peer, _ := testKind(t, r, Spec{}, []*fake{{name: "pass"}}, nil)
+		go func() {
+			buf := make([]byte, 1<<16)
+			for {
+				if _, err := peer.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				done := make(chan error, 1)
+				go func() { done <- s.Send(context.Background(), []byte("data\r\n")) }()
+				select {
+				case err := <-done:
+					if err != nil && !errors.Is(err, ErrDisconnected) && !errors.Is(err, ErrPeerStalled) {
+						t.Errorf("send: %v", err)
+					}
+				case <-time.After(3 * time.Second):
+					t.Error("a send racing a close got no answer")
+				}
+			})
+		}
+		s.Close()
+		wg.Wait()
+	}
+}
+
+// TestCloseWithAStuckPluginIsBounded: a plugin call that never returns (an
+// unguarded loop) does not make closing the session or the registry hang.
+func TestCloseWithAStuckPluginIsBounded(t *testing.T) {
+	r := NewRegistry(Limits{}, Config{CallGrace: 200 * time.Millisecond})
+	block := make(chan struct{})
+	defer close(block)
+	stuck := &fake{name: "stuck", data: func(abi.Dir, []byte, wasmhost.Sink) (abi.Action, error) {
+		<-block
+		return abi.Continue, nil
+	}}
+	s, peer, _ := testKind(t, r, Spec{}, []*fake{stuck}, nil)
+	write(peer, "x")
+	eventually(t, "the stuck call", func() bool { return stuck.calls.Load() == 1 })
+	start := time.Now()
+	done := make(chan struct{})
+	go func() { r.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the registry hangs on a stuck plugin call")
+	}
+	if s.State() != StateTerminated {
+		t.Fatalf("state %s after %v", s.State(), time.Since(start))
+	}
+	if err := s.Send(ctxTimeout(t, time.Second), []byte("x")); !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("send to the closed session: %v", err)
+	}
+}
+
+// TestFailClosedPluginEndsTheSession: a fail-closed plugin's failure ends
+// the session with its error; nothing passes through unprocessed.
+func TestFailClosedPluginEndsTheSession(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	cipher := &fake{name: "ssh", data: func(abi.Dir, []byte, wasmhost.Sink) (abi.Action, error) {
+		return abi.Continue, fatalErr{}
+	}}
+	s, peer, _ := testKind(t, r, Spec{}, []*fake{cipher}, nil)
+	write(peer, "ciphertext")
+	res := read(t, s, WaitSpec{Exit: true, Timeout: 5 * time.Second})
+	if res.Reason != ReasonExit || len(res.Data) != 0 {
+		t.Fatalf("read: %q %q", res.Reason, res.Data)
+	}
+	if err := s.Send(context.Background(), []byte("x")); err == nil || !strings.Contains(err.Error(), "fails closed") {
+		t.Fatalf("send after the failure: %v", err)
+	}
+}
+
+type fatalErr struct{}
+
+func (fatalErr) Error() string { return "plugin ssh failed: trap; fails closed" }
+func (fatalErr) Fatal() bool   { return true }
+
+// TestChainWalkIsBounded: two plugins that bounce output between them for
+// ever are stopped; the session goes on.
+func TestChainWalkIsBounded(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	lower := &fake{name: "lower", data: func(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
+		if dir == abi.Outbound {
+			s.Emit(abi.ToUser, p) // reflect input back up
+			return abi.Consumed, nil
+		}
+		return abi.Continue, nil
+	}}
+	upper := &fake{name: "upper", data: func(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
+		if dir == abi.Inbound {
+			s.Emit(abi.ToPeer, p) // and down again
+			return abi.Consumed, nil
+		}
+		return abi.Continue, nil
+	}}
+	s, peer, _ := testKind(t, r, Spec{}, []*fake{lower, upper}, nil)
+	if err := s.Send(ctxTimeout(t, 5*time.Second), []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	evs := s.Events(0)
+	if len(evs) != 1 || evs[0].Type != "chain_overflow" {
+		t.Fatalf("events %+v", evs)
+	}
+	// The session goes on: the next chunk is walked (and stopped) too.
+	write(peer, "still here")
+	eventually(t, "the next walk", func() bool { return len(s.Events(0)) == 2 })
+	if !s.Alive() {
+		t.Fatal("the session ended")
+	}
+}
+
+// TestReadsMakeProgress: an incomplete last character is held back only
+// while the peer is active; maxBytes never splits a character and never
+// returns nothing when a character is there; a read never spins.
+func TestReadsMakeProgress(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	s, peer, _ := testKind(t, r, Spec{}, nil, nil)
+	peer.Write([]byte("abc\xc3"))
+	res := read(t, s, WaitSpec{Idle: 20 * time.Millisecond, Timeout: 5 * time.Second})
+	if string(res.Data) != "abc" || !res.HasMore {
+		t.Fatalf("first read %q hasMore=%v", res.Data, res.HasMore)
+	}
+	start := time.Now()
+	res = read(t, s, WaitSpec{Idle: 20 * time.Millisecond, Timeout: 5 * time.Second})
+	if string(res.Data) != "\xc3" || res.Reason != ReasonIdle {
+		t.Fatalf("dangling byte: %q %q after %v", res.Data, res.Reason, time.Since(start))
+	}
+	if took := time.Since(start); took < utf8Hold/2 {
+		t.Fatalf("the dangling byte came after %v, before the peer was quiet", took)
+	}
+
+	peer.Write([]byte("é"))
+	eventually(t, "é", func() bool { return s.buf.Head() == 6 })
+	r1, _ := s.Read(context.Background(), ReadOptions{MaxBytes: 1, UTF8: true})
+	if string(r1.Data) != "é" {
+		t.Fatalf("maxBytes 1 on é: %q", r1.Data)
+	}
+	peer.Write([]byte("ab€"))
+	eventually(t, "ab€", func() bool { return s.buf.Head() == 11 })
+	r1, _ = s.Read(context.Background(), ReadOptions{MaxBytes: 3, UTF8: true})
+	if string(r1.Data) != "ab€" {
+		t.Fatalf("maxBytes 3 on ab€: %q", r1.Data)
+	}
+}
+
+// TestConcurrentReadsAreSerialized: two reads waiting on one session each
+// get their own match, with its text.
+func TestConcurrentReadsAreSerialized(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	s, peer, _ := testKind(t, r, Spec{}, nil, nil)
+	results := make(chan ReadResult, 2)
+	for range 2 {
+		go func() {
+			res, err := s.Read(context.Background(), ReadOptions{UTF8: true, Wait: WaitSpec{Until: MustCompilePattern(`X`), Timeout: 5 * time.Second}})
+			if err != nil {
+				t.Error(err)
+			}
+			results <- res
+		}()
+	}
+	eventually(t, "both waiting", func() bool { return s.waiting.Load() >= 1 })
+	peer.Write([]byte("aX"))
+	first := <-results
+	peer.Write([]byte("bX"))
+	second := <-results
+	if first.Reason != ReasonMatched || string(first.Data) != "aX" || second.Reason != ReasonMatched || string(second.Data) != "bX" {
+		t.Fatalf("reads: %q %q, %q %q", first.Reason, first.Data, second.Reason, second.Data)
+	}
+}
+
+// TestUntil: patterns are capped, matched incrementally across windows,
+// ignore escape sequences, and a costly one stops at the deadline.
+func TestUntil(t *testing.T) {
+	for _, bad := range []string{strings.Repeat("[a-z]", 30000) + "Q", "a{1000}", "(", strings.Repeat("x", MaxPatternLen+1)} {
+		if _, err := CompilePattern(bad); err == nil {
+			t.Errorf("pattern %.30q… accepted", bad)
+		}
+	}
+	r := newRegistry(t, Limits{}, Config{})
+	s, peer, _ := testKind(t, r, Spec{}, nil, nil)
+	go func() {
+		for i := range 64 {
+			peer.Write([]byte(strings.Repeat(fmt.Sprintf("line %03d ", i), 1000) + "\r\n"))
+		}
+		peer.Write([]byte("\x1b[1mdo\x1b[0mne\r\nrouter# "))
+	}()
+	res := read(t, s, WaitSpec{Until: MustCompilePattern(`(?m)^done\r?\n.*# $`), Timeout: 10 * time.Second})
+	if res.Reason != ReasonMatched {
+		t.Fatalf("until across windows: %q", res.Reason)
+	}
+	// A costly pattern against a lot of text gives up at the deadline.
+	big := strings.Repeat("abcdefghij", 26<<10)
+	go peer.Write([]byte(big))
+	eventually(t, "256 KiB", func() bool {
+		return s.buf.Head() >= s.w.screenOff+uint64(len(big)) || s.Info().Unread >= uint64(len(big))
+	})
+	costly := MustCompilePattern(`[a-z]{60}[a-z]{60}[a-z]{60}Q`)
+	start := time.Now()
+	res = read(t, s, WaitSpec{Until: costly, Timeout: 100 * time.Millisecond})
+	if res.Reason != ReasonTimeout || time.Since(start) > 3*time.Second {
+		t.Fatalf("costly pattern: %q after %v", res.Reason, time.Since(start))
+	}
+}
+
+// TestEndedSessionsAreBounded: an ended session frees its link at once and
+// does not count against the live limit; ended ones are kept up to a
+// bound, the oldest discarded first, which then reads as expired.
+func TestEndedSessionsAreBounded(t *testing.T) {
+	r := newRegistry(t, Limits{MaxSessions: 2, MaxEnded: 2}, Config{})
+	var ids []string
+	for i := range 5 {
+		s, peer, pl := testKind(t, r, Spec{Name: fmt.Sprintf("s%d", i)}, nil, nil)
+		peer.Write([]byte("output"))
+		peer.Close()
+		eventually(t, "the end", func() bool { return !s.Alive() })
+		eventually(t, "the link closed", func() bool {
+			_, err := pl.Conn.Write([]byte("x"))
+			return err != nil
+		})
+		ids = append(ids, s.ID)
+	}
+	eventually(t, "eviction", func() bool {
+		_, err := r.Get(ids[0])
+		return errors.Is(err, ErrExpired)
+	})
+	if _, err := r.Get("s0"); !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), "Session expired") {
+		t.Fatalf("by name: %v", err)
+	}
+	for _, id := range ids[3:] {
+		s, err := r.Get(id)
+		if err != nil {
+			t.Fatalf("recent ended session %s: %v", id, err)
+		}
+		if res := read(t, s, WaitSpec{}); string(res.Data) != "output" {
+			t.Fatalf("ended session's output: %q", res.Data)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, bad := range []string{"a\x00b", "evil\u202egnp.exe", strings.Repeat("n", 65), "tab\tname", ""} {
+		if ValidName(bad) == nil {
+			t.Errorf("name %q accepted", bad)
+		}
+	}
+	for _, good := range []string{"r1", "edge router 1", "路由器", strings.Repeat("n", 64)} {
+		if err := ValidName(good); err != nil {
+			t.Errorf("name %q: %v", good, err)
+		}
+	}
+	r := newRegistry(t, Limits{}, Config{})
+	_, err := r.Open(context.Background(), nil, Spec{Name: "x\x00", Dial: func(context.Context) (link.Link, error) { return nil, nil }})
+	if !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("Open with a bad name: %v", err)
+	}
+}
+
+// TestTelnetOverTCP: the Telnet kind is a TCP link plus the telnet plugin
+// first in the chain; limits and names apply.
+func TestTelnetOverTCP(t *testing.T) {
+	r := newRegistry(t, Limits{MaxSessions: 1}, Config{})
 	port := holdingListener(t)
-	attach := func(string, abi.Kind, []byte) (Binding, error) { return &promptBinding{}, nil }
-	s1, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second, Name: "r1"})
+	var names []string
+	attach := func(name string, _ abi.Kind, _ []byte) (Binding, error) {
+		names = append(names, name)
+		return &fake{name: name}, nil
+	}
+	s1, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "[::1]", Port: port, Timeout: time.Second, Name: "r1"})
+	if err == nil {
+		s1.Close()
+	}
+	s1, err = r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second, Name: "r1", Plugins: []string{"dialect"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if names[len(names)-2] != "telnet" || names[len(names)-1] != "dialect" {
+		t.Fatalf("chain %v", names)
 	}
 	if got, err := r.Get("r1"); err != nil || got != s1 {
 		t.Fatalf("by name: %v", err)
@@ -223,45 +517,43 @@ func TestRegistryLimitAndNames(t *testing.T) {
 }
 
 func TestIdleSessionsAreReaped(t *testing.T) {
-	r := NewRegistry(Limits{IdleTimeout: 100 * time.Millisecond, ReapEvery: 20 * time.Millisecond}, Config{})
-	defer r.Close()
-	port := holdingListener(t)
-	attach := func(string, abi.Kind, []byte) (Binding, error) { return &promptBinding{}, nil }
-	s, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if _, err := r.Get(s.ID); errors.Is(err, ErrNotFound) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("idle session not reaped")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	r := newRegistry(t, Limits{IdleTimeout: 100 * time.Millisecond, ReapEvery: 20 * time.Millisecond}, Config{})
+	s, _, _ := testKind(t, r, Spec{}, nil, nil)
+	eventually(t, "reaping", func() bool {
+		_, err := r.Get(s.ID)
+		return errors.Is(err, ErrNotFound)
+	})
 	if s.State() != StateTerminated {
 		t.Fatalf("reaped session state %s", s.State())
 	}
 }
 
-// holdingListener accepts connections on loopback and keeps them open
-// until the test ends; it returns the port.
-func holdingListener(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+func TestCancelStopsWait(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	s, _, _ := testKind(t, r, Spec{}, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
+		for s.waiting.Load() == 0 {
+			time.Sleep(time.Millisecond)
 		}
+		cancel()
 	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	_, err := s.Read(ctx, ReadOptions{Wait: WaitSpec{Exit: true, Timeout: time.Minute}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestEvictionReported(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{BufferSize: 1024})
+	s, peer, _ := testKind(t, r, Spec{}, nil, nil)
+	peer.Write(bytes.Repeat([]byte("x"), 3000))
+	peer.Write([]byte("END"))
+	res := read(t, s, WaitSpec{Until: MustCompilePattern(`END`), Timeout: 5 * time.Second})
+	if len(res.Data) != 1024 || res.Evicted != 3003-1024 {
+		t.Fatalf("read %d bytes, evicted %d; want 1024 and %d", len(res.Data), res.Evicted, 3003-1024)
+	}
+	if u := s.Info().Unread; u != 0 {
+		t.Fatalf("unread after reading everything: %d", u)
+	}
 }

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"time"
 	"unicode/utf8"
 
@@ -24,16 +27,108 @@ const (
 
 // WaitSpec is what to wait for; any satisfied condition ends the wait.
 type WaitSpec struct {
-	Until   *regexp.Regexp // matches new output (escape sequences ignored)
-	Prompt  bool           // a plugin marked a prompt in new output
-	Idle    time.Duration  // quiet this long after at least one new byte
-	Exit    bool           // the peer went away / the process exited
-	Timeout time.Duration  // overall limit; clamped to the server ceiling
+	Until   *Pattern      // matches new output (escape sequences ignored)
+	Prompt  bool          // a plugin marked a prompt the reader has not seen
+	Idle    time.Duration // quiet this long after at least one new byte
+	Exit    bool          // the peer went away / the process exited
+	Timeout time.Duration // overall limit; clamped to the server ceiling
 }
 
 // Empty says whether nothing at all is waited for.
 func (w WaitSpec) Empty() bool {
 	return w.Until == nil && !w.Prompt && w.Idle <= 0 && !w.Exit && w.Timeout <= 0
+}
+
+// Limits of an until pattern: its text, and the program it compiles to.
+// Matching costs up to (program size) x (text scanned), so the program
+// bounds the cost of every byte.
+const (
+	MaxPatternLen   = 1024
+	MaxPatternInsts = 1000
+)
+
+// Pattern is a compiled until pattern with its matching budget.
+type Pattern struct {
+	re     *regexp.Regexp
+	window int // bytes matched per regexp call
+}
+
+// CompilePattern compiles an until pattern (Go RE2 syntax), refusing one
+// longer than MaxPatternLen or compiling to more than MaxPatternInsts
+// instructions (a{1000} is small to write and large to run).
+func CompilePattern(expr string) (*Pattern, error) {
+	if len(expr) > MaxPatternLen {
+		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
+	}
+	parsed, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid regular expression: %v", err)
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, fmt.Errorf("not a valid regular expression: %v", err)
+	}
+	if n := len(prog.Inst); n > MaxPatternInsts {
+		return nil, fmt.Errorf("too complex: it compiles to %d instructions, at most %d (repetition counts such as {500} multiply)", n, MaxPatternInsts)
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid regular expression: %v", err)
+	}
+	// About 4M instruction-steps per regexp call at worst, so a wait
+	// notices its deadline or cancellation within a few milliseconds.
+	window := min(max((4<<20)/len(prog.Inst), 4<<10), 256<<10)
+	return &Pattern{re: re, window: window}, nil
+}
+
+// MustCompilePattern is CompilePattern for tests and constants.
+func MustCompilePattern(expr string) *Pattern {
+	p, err := CompilePattern(expr)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func (p *Pattern) String() string { return p.re.String() }
+
+// matcher matches a Pattern against a reader's new output incrementally:
+// each byte is matched again only within the overlap a match may span
+// across the previous window (half a window).
+type matcher struct {
+	p       *Pattern
+	scanned uint64 // output before this offset has been matched without success
+}
+
+// match looks for the pattern in [from, head), starting where the last
+// look left off (less the overlap). It stops early when stop says so.
+func (m *matcher) match(s *Session, from, head uint64, stop func() bool) bool {
+	overlap := uint64(m.p.window / 2)
+	start := from
+	if m.scanned > from+overlap {
+		start = m.scanned - overlap
+	}
+	for start < head {
+		end := min(head, start+uint64(m.p.window))
+		raw, _, evicted := s.buf.Read(start, int(end-start))
+		winStart := start + evicted
+		if winStart > from && evicted == 0 {
+			// Start the window at a line start where one is near, so ^
+			// anchors at a real line start, not in the middle of a line.
+			if i := bytes.IndexByte(raw[:min(len(raw), int(overlap))], '\n'); i >= 0 {
+				raw = raw[i+1:]
+			}
+		}
+		if m.p.re.Match(ansi.Strip(raw)) {
+			return true
+		}
+		m.scanned = end
+		if end == head || stop() {
+			return false
+		}
+		start = end - min(overlap, end-from)
+	}
+	return false
 }
 
 // WaitCeiling is the timeout a wait asking for d actually gets: d clamped
@@ -45,14 +140,17 @@ func (s *Session) WaitCeiling(d time.Duration) time.Duration {
 	return d
 }
 
-// untilWindow bounds how much new output an until pattern is matched
-// against, so a flood cannot make every wake-up quadratic.
-const untilWindow = 256 << 10
+// utf8Hold is how long a read holds back the incomplete last character of
+// the output, waiting for its remaining bytes; after that quiet time (or
+// once the session ended) the bytes are delivered as they are.
+const utf8Hold = time.Second
 
-// Wait blocks until spec is satisfied for output after offset from, and
-// returns why, and the timeout it actually used. Cancelling ctx (e.g. MCP
-// notifications/cancelled) stops it with ctx's error.
-func (s *Session) Wait(ctx context.Context, from uint64, spec WaitSpec) (Reason, time.Duration, error) {
+// Wait blocks until spec is satisfied for the reader at cur, and returns
+// why and the timeout it actually used. With utf8, an incomplete last
+// character does not count as new output while it is held back.
+// Cancelling ctx (e.g. MCP notifications/cancelled) stops it with ctx's
+// error.
+func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool) (Reason, time.Duration, error) {
 	timeout := s.WaitCeiling(spec.Timeout)
 	if spec.Empty() {
 		return ReasonImmediate, 0, nil
@@ -62,24 +160,31 @@ func (s *Session) Wait(ctx context.Context, from uint64, spec WaitSpec) (Reason,
 	deadline := time.Now().Add(timeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var scanned uint64 // until: head offset already matched without success
+	var m *matcher
+	if spec.Until != nil {
+		m = &matcher{p: spec.Until}
+	}
+	stop := func() bool { return ctx.Err() != nil || !time.Now().Before(deadline) }
+	var matchedTo uint64
 	for {
 		s.mu.Lock()
 		ch := s.watchLocked()
 		head := s.buf.Head()
 		ended := s.state == StateTerminated || s.state == StateTerminating
 		lastRx := s.lastRx
-		prompt := spec.Prompt && len(s.prompts) > 0 && s.prompts[len(s.prompts)-1] > from
+		prompt := spec.Prompt && s.promptAfterLocked(cur.Seq)
 		s.mu.Unlock()
 
-		if spec.Until != nil && head > from && head != scanned {
-			scanned = head
-			start := from
-			if head-start > untilWindow {
-				start = head - untilWindow
+		now := time.Now()
+		avail, holdUntil := head, time.Time{}
+		if utf8 && !ended && head > cur.Off {
+			if k := s.incompleteTail(cur.Off, head); k > 0 && now.Sub(lastRx) < utf8Hold {
+				avail, holdUntil = head-uint64(k), lastRx.Add(utf8Hold)
 			}
-			p, _, _ := s.buf.Read(start, 0)
-			if spec.Until.Match(ansi.Strip(p)) {
+		}
+		if m != nil && head > cur.Off && head != matchedTo {
+			matchedTo = head
+			if m.match(s, cur.Off, head, stop) {
 				return ReasonMatched, timeout, nil
 			}
 		}
@@ -92,32 +197,58 @@ func (s *Session) Wait(ctx context.Context, from uint64, spec WaitSpec) (Reason,
 			}
 			return ReasonEOF, timeout, nil
 		}
-		now := time.Now()
-		var idle *time.Timer
-		var idleC <-chan time.Time
-		if spec.Idle > 0 && head > from {
-			quiet := now.Sub(lastRx)
-			if quiet >= spec.Idle {
-				return ReasonIdle, timeout, nil
-			}
-			idle = time.NewTimer(spec.Idle - quiet)
-			idleC = idle.C
+		if err := ctx.Err(); err != nil {
+			return "", timeout, err
 		}
 		if !now.Before(deadline) {
 			return ReasonTimeout, timeout, nil
 		}
+		var wake time.Time
+		if spec.Idle > 0 && avail > cur.Off {
+			quiet := now.Sub(lastRx)
+			if quiet >= spec.Idle {
+				return ReasonIdle, timeout, nil
+			}
+			wake = now.Add(spec.Idle - quiet)
+		}
+		if !holdUntil.IsZero() && (wake.IsZero() || holdUntil.Before(wake)) {
+			wake = holdUntil
+		}
+		var wakeT *time.Timer
+		var wakeC <-chan time.Time
+		if !wake.IsZero() {
+			wakeT = time.NewTimer(time.Until(wake))
+			wakeC = wakeT.C
+		}
 		select {
 		case <-ch:
-		case <-idleC:
+		case <-wakeC:
 		case <-timer.C:
-			return ReasonTimeout, timeout, nil
 		case <-ctx.Done():
-			return "", timeout, ctx.Err()
 		}
-		if idle != nil {
-			idle.Stop()
+		if wakeT != nil {
+			wakeT.Stop()
 		}
 	}
+}
+
+// promptAfterLocked says whether a prompt event came after sequence number
+// seq. Caller holds mu.
+func (s *Session) promptAfterLocked(seq uint64) bool {
+	for i := len(s.events) - 1; i >= 0 && s.events[i].Seq > seq; i-- {
+		if s.events[i].Type == "prompt" {
+			return true
+		}
+	}
+	return false
+}
+
+// incompleteTail is the length of an incomplete UTF-8 sequence at the end
+// of [from, head), or 0.
+func (s *Session) incompleteTail(from, head uint64) int {
+	start := max(from, head-min(head, utf8.UTFMax))
+	p, _, _ := s.buf.Read(start, int(head-start))
+	return len(p) - utf8Cut(p)
 }
 
 // ReadOptions control a read of the default cursor.
@@ -134,20 +265,35 @@ type ReadResult struct {
 	Reason    Reason
 	TimeoutMs int64
 	Evicted   uint64 // bytes lost to eviction before they were read
-	HasMore   bool   // more unread bytes remain (MaxBytes was reached)
+	HasMore   bool   // more unread bytes remain (MaxBytes was reached, or a character is incomplete)
 	Events    []Event
 	Alive     bool
 }
 
 const defaultMaxBytes = 64 << 10
 
-// Read waits per opts.Wait, then returns new output since the last read and
-// advances the cursor past it.
+// Read waits per opts.Wait, then returns new output since the last read,
+// with the events that came with it (including any at the very offset the
+// last read ended at), and advances the cursor past them. Reads of one
+// session are serialized: a second reader waits for the first to finish,
+// then waits for output new to it.
+//
+// A read always makes progress: with UTF8 it returns a whole character even
+// past MaxBytes, and an incomplete last character once the peer has been
+// quiet for a second or has gone.
 func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error) {
+	timeout := s.WaitCeiling(opts.Wait.Timeout)
+	if opts.Wait.Empty() {
+		timeout = s.cfg.WriteTimeout
+	}
+	if err := s.lockRead(ctx, timeout); err != nil {
+		return ReadResult{}, err
+	}
+	defer func() { <-s.readSem }()
 	s.mu.Lock()
-	from := s.cursor
+	cur := s.cursor
 	s.mu.Unlock()
-	reason, used, err := s.Wait(ctx, from, opts.Wait)
+	reason, used, err := s.Wait(ctx, cur, opts.Wait, opts.UTF8)
 	if err != nil {
 		return ReadResult{}, err
 	}
@@ -155,69 +301,97 @@ func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error
 	if limit <= 0 {
 		limit = defaultMaxBytes
 	}
+	raw, _, evicted := s.buf.Read(cur.Off, limit+utf8.UTFMax)
+	start := cur.Off + evicted
+	head := s.buf.Head()
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	from = s.cursor // another reader may have moved it while we waited
-	p, next, evicted := s.buf.Read(from, limit+utf8.UTFMax)
-	head := s.buf.Head()
-	res := ReadResult{Reason: reason, TimeoutMs: used.Milliseconds(), Evicted: evicted}
 	alive := s.state != StateTerminated && s.state != StateTerminating
-	res.Alive = alive
-	truncated := len(p) > limit
-	if truncated {
-		p = p[:limit]
+	n := min(len(raw), limit)
+	if opts.UTF8 {
+		switch {
+		case n < len(raw):
+			n = wholeRune(raw, n)
+		case alive && time.Since(s.lastRx) < utf8Hold:
+			n = utf8Cut(raw[:n])
+		}
 	}
-	if opts.UTF8 && (truncated || alive) {
-		// Hold back a character whose remaining bytes are not in p (not
-		// read yet, or not arrived yet).
-		p = p[:utf8Cut(p)]
+	next := start + uint64(n)
+	res := ReadResult{
+		Data: raw[:n], Reason: reason, TimeoutMs: used.Milliseconds(), Evicted: evicted,
+		HasMore: next < head, Alive: alive,
 	}
-	next = from + evicted + uint64(len(p))
-	if from+evicted > next { // defensive; cannot happen
-		next = from + evicted
-	}
-	res.Data = p
-	res.HasMore = next < head
-	res.Events = nil
+	seq := cur.Seq
 	for _, e := range s.events {
-		if e.Offset > from && e.Offset <= next {
+		if e.Seq > cur.Seq && e.Offset <= next {
 			res.Events = append(res.Events, e)
+			seq = e.Seq
 		}
 	}
 	if !opts.Peek {
-		s.cursor = next
+		s.cursor = Cursor{Off: next, Seq: seq}
 	}
 	s.lastActive = time.Now()
 	return res, nil
 }
 
-// utf8Cut returns the length of p without a trailing incomplete UTF-8
-// sequence.
-func utf8Cut(p []byte) int {
-	for back := 1; back <= utf8.UTFMax && back <= len(p); back++ {
-		c := p[len(p)-back]
-		if c < 0x80 {
-			return len(p) // ASCII: nothing pending
+// lockRead takes the session's read lock, waiting at most timeout (plus a
+// moment) or until ctx ends.
+func (s *Session) lockRead(ctx context.Context, timeout time.Duration) error {
+	select {
+	case s.readSem <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(timeout + time.Second)
+	defer t.Stop()
+	select {
+	case s.readSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("%w: another read of this session has been waiting for longer than %v", ErrBusy, timeout)
+	}
+}
+
+// wholeRune moves a cut at n (inside p) to the end of the character it
+// falls in, when p holds all of it; an invalid byte is a character of its
+// own.
+func wholeRune(p []byte, n int) int {
+	for back := 1; back <= utf8.UTFMax && back <= n; back++ {
+		c := p[n-back]
+		if c < utf8.RuneSelf {
+			return n
 		}
 		if !utf8.RuneStart(c) {
 			continue
 		}
-		// c starts a sequence of the length its leading bits announce.
-		need := 0
-		switch {
-		case c&0xE0 == 0xC0:
-			need = 2
-		case c&0xF0 == 0xE0:
-			need = 3
-		case c&0xF8 == 0xF0:
-			need = 4
-		default:
-			return len(p) // invalid lead byte: nothing to wait for
+		r, size := utf8.DecodeRune(p[n-back:])
+		if r == utf8.RuneError && size <= 1 {
+			return n // not a valid character: cut anywhere
 		}
-		if back < need {
-			return len(p) - back // incomplete: hold it back
+		return max(n, n-back+size)
+	}
+	return n
+}
+
+// utf8Cut returns the length of p without a trailing incomplete UTF-8
+// sequence (the start of a character whose remaining bytes have not come;
+// an invalid sequence is not incomplete).
+func utf8Cut(p []byte) int {
+	for back := 1; back <= utf8.UTFMax && back <= len(p); back++ {
+		c := p[len(p)-back]
+		if c < utf8.RuneSelf {
+			return len(p) // ASCII: nothing pending
 		}
-		return len(p)
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(p[len(p)-back:]) {
+				return len(p) - back
+			}
+			return len(p)
+		}
 	}
 	return len(p)
 }

@@ -1,0 +1,418 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/termhost/termhost/sdk/abi"
+)
+
+// Bounds of one walk: a chain whose plugins bounce output between them for
+// ever (or amplify it) is stopped, reported, and the session goes on.
+const (
+	maxCalls      = 1024     // plugin calls per walk
+	maxArena      = 64 << 20 // bytes in flight between plugins per walk
+	keepArena     = 1 << 20  // scratch memory kept between walks
+	screenScratch = 64 << 10 // screen feed scratch kept between walks
+)
+
+// step is one piece of work of a walk: bytes entering plugin i in
+// direction dir. i == len(chain) inbound is the buffer; i == -1 outbound is
+// the writer; i == evStep is an event (data is its JSON).
+type step struct {
+	i      int
+	dir    abi.Dir
+	data   []byte
+	off    uint64 // event: its buffer offset, when known at emission time
+	hasOff bool
+}
+
+const evStep = -2
+
+// walker carries one chunk (or one send, control request, or plugin output
+// made outside a chunk) through the chain: iteratively, depth-first, in the
+// order the plugins emitted. It is the Sink every plugin call of the
+// session emits into, and it is only used with the chain lock held.
+//
+// Copies: bytes a plugin emits toward the user are copied once, out of the
+// plugin's memory: straight into the ring buffer (staged) when the plugin
+// is the last of the chain, else into the walk's scratch arena for the
+// next plugin. Bytes toward the peer from the first plugin go straight into
+// the batch the writer will write. A chunk a plugin lets pass (Continue)
+// is not copied at all until it reaches the buffer or the writer.
+type walker struct {
+	s *Session
+
+	stack  []step
+	arena  []byte
+	calls  int
+	events []Event
+	out    []byte // for the writer
+	reply  []byte // the first reply of a control request
+	closeQ bool   // a plugin asked to close the session
+	fatal  error  // a fail-closed plugin failed: the session ends
+
+	// The call in progress.
+	cur       int
+	pend      []step // the call's emissions, kept until it returns
+	markRing  uint64
+	markOut   int
+	markArena int
+
+	screenOff uint64 // the buffer offset the screen has been fed up to
+	scratch   []byte
+}
+
+// reset prepares a walk.
+func (w *walker) reset() {
+	w.stack, w.events, w.pend = w.stack[:0], w.events[:0], w.pend[:0]
+	if cap(w.arena) > keepArena {
+		w.arena = nil
+	}
+	w.arena = w.arena[:0]
+	w.out, w.reply, w.calls, w.closeQ, w.fatal = nil, nil, 0, false, nil
+}
+
+// Emit is the Sink side: one emission of the plugin call in progress.
+func (w *walker) Emit(stream abi.Stream, p []byte) {
+	s := w.s
+	last := len(s.chain) - 1
+	switch stream {
+	case abi.ToUser:
+		switch {
+		case w.cur == last:
+			s.buf.Stage(p)
+		case w.cur < last:
+			w.pend = append(w.pend, step{i: w.cur + 1, dir: abi.Inbound, data: w.keep(p)})
+		} // the screen's output toward the user goes nowhere
+	case abi.ToPeer:
+		if w.cur == 0 {
+			w.out = append(w.out, p...)
+			return
+		}
+		// The screen (index len(chain)) answers through the whole chain.
+		w.pend = append(w.pend, step{i: w.cur - 1, dir: abi.Outbound, data: w.keep(p)})
+	case abi.Event:
+		e := step{i: evStep, data: w.keep(p)}
+		if w.cur >= last {
+			// The last plugin's (and the screen's) bytes are already in the
+			// buffer: the event's place is known now.
+			e.off, e.hasOff = s.buf.End(), true
+		}
+		w.pend = append(w.pend, e)
+	case abi.Log:
+		name, _ := w.plugin(w.cur).Plugin()
+		s.log.Info("plugin log", "plugin", name, "line", string(p))
+	case abi.Reply:
+		if w.reply == nil {
+			w.reply = append([]byte{}, p...)
+		}
+	}
+}
+
+// Discard forgets what the call in progress emitted (the plugin failed
+// during it; it is retried elsewhere or given up).
+func (w *walker) Discard() {
+	w.s.buf.DiscardTo(w.markRing)
+	w.out = w.out[:w.markOut]
+	w.arena = w.arena[:w.markArena]
+	w.pend = w.pend[:0]
+	w.reply = nil
+}
+
+// keep copies p into the walk's arena.
+func (w *walker) keep(p []byte) []byte {
+	start := len(w.arena)
+	w.arena = append(w.arena, p...)
+	return w.arena[start:len(w.arena):len(w.arena)]
+}
+
+func (w *walker) plugin(i int) Binding {
+	if i == len(w.s.chain) {
+		return w.s.screen
+	}
+	return w.s.chain[i]
+}
+
+// begin marks the start of a plugin call (what Discard goes back to).
+func (w *walker) begin(i int) {
+	w.cur = i
+	w.pend = w.pend[:0]
+	w.markRing, w.markOut, w.markArena = w.s.buf.End(), len(w.out), len(w.arena)
+}
+
+// call runs one step: plugin i on data, then queues its emissions (and the
+// data itself, if the plugin let it pass) in order.
+func (w *walker) call(st step) {
+	s := w.s
+	w.calls++
+	w.begin(st.i)
+	b := w.plugin(st.i)
+	a, err := b.Data(st.dir, st.data, w)
+	if err != nil {
+		var f interface{ Fatal() bool }
+		if errors.As(err, &f) && f.Fatal() {
+			w.fatal = err
+			return
+		}
+		w.Discard()
+		if !s.Alive() {
+			return // the session is closing: its plugins are going away
+		}
+		name, ver := b.Plugin()
+		s.log.Warn("plugin refused a chunk; passing it on unprocessed", "plugin", name, "version", ver, "dir", st.dir, "err", err)
+		a = abi.Continue
+	}
+	w.queue(st, a == abi.Continue)
+	if a == abi.Close {
+		w.closeQ = true
+	}
+}
+
+// queue pushes the call's pending emissions onto the stack so they are
+// processed in the order they were emitted, followed by the call's input
+// when the plugin let it pass.
+func (w *walker) queue(st step, pass bool) {
+	if pass {
+		next := st.i + 1
+		if st.dir == abi.Outbound {
+			next = st.i - 1
+		}
+		w.stack = append(w.stack, step{i: next, dir: st.dir, data: st.data})
+	}
+	for k := len(w.pend) - 1; k >= 0; k-- {
+		w.stack = append(w.stack, w.pend[k])
+	}
+	w.pend = w.pend[:0]
+}
+
+// run processes the stack, then feeds the screen what the buffer got and
+// processes what that caused, until nothing is left or a bound is hit.
+func (w *walker) run() {
+	s := w.s
+	for {
+		for len(w.stack) > 0 && w.fatal == nil {
+			st := w.stack[len(w.stack)-1]
+			w.stack = w.stack[:len(w.stack)-1]
+			switch {
+			case st.i == evStep:
+				w.event(st)
+			case st.i < 0:
+				w.out = append(w.out, st.data...)
+			case st.i >= len(s.chain) && st.dir == abi.Inbound:
+				s.buf.Stage(st.data)
+			case st.i >= len(s.chain):
+				// Outbound from past the end cannot happen; ignore.
+			case w.calls >= maxCalls || len(w.arena) > maxArena:
+				w.overflow()
+				return
+			default:
+				w.call(st)
+			}
+		}
+		if w.fatal != nil || !w.feedScreen() {
+			return
+		}
+	}
+}
+
+// feedScreen gives the screen the bytes the buffer got in this walk. It
+// reports whether the screen emitted something to process.
+func (w *walker) feedScreen() bool {
+	s := w.s
+	if s.screen == nil {
+		return false
+	}
+	end := s.buf.End()
+	if end <= w.screenOff {
+		return false
+	}
+	if cap(w.scratch) > screenScratch {
+		w.scratch = nil
+	}
+	w.scratch = s.buf.ReadStaged(w.scratch[:0], w.screenOff)
+	w.screenOff = end
+	w.calls++
+	w.begin(len(s.chain))
+	if _, err := s.screen.Data(abi.Inbound, w.scratch, w); err != nil {
+		var f interface{ Fatal() bool }
+		if errors.As(err, &f) && f.Fatal() {
+			w.fatal = err
+			return false
+		}
+		s.log.Warn("screen refused output", "err", err)
+		w.Discard()
+	}
+	n := len(w.pend)
+	w.queue(step{}, false)
+	return n > 0
+}
+
+// event records a plugin event, at the buffer offset it was emitted at.
+func (w *walker) event(st step) {
+	var fields map[string]any
+	if err := json.Unmarshal(st.data, &fields); err != nil {
+		w.s.log.Warn("plugin emitted an event that is not a JSON object", "err", err)
+		return
+	}
+	typ, _ := fields["type"].(string)
+	delete(fields, "type")
+	off := w.s.buf.End()
+	if st.hasOff {
+		off = st.off
+	}
+	if typ == "plugin_failed" {
+		w.s.log.Error("plugin failed", "plugin", fields["plugin"], "version", fields["version"],
+			"error", fields["error"], "outcome", fields["outcome"])
+	}
+	w.events = append(w.events, Event{Offset: off, Type: typ, At: time.Now(), Fields: fields})
+}
+
+// overflow stops a walk that exceeded its bounds.
+func (w *walker) overflow() {
+	err := fmt.Errorf("the plugin chain made more than %d calls or %d MiB of output for one chunk; the rest of it was dropped",
+		maxCalls, maxArena>>20)
+	w.s.log.Error("plugin chain overflow", "err", err)
+	w.stack = w.stack[:0]
+	w.events = append(w.events, Event{Offset: w.s.buf.End(), Type: "chain_overflow", At: time.Now(),
+		Fields: map[string]any{"error": err.Error()}})
+}
+
+// commit publishes a walk: the staged bytes and the events become visible
+// together, waiters wake, and what goes to the peer is handed to the
+// writer as one batch (returned, nil if none).
+func (w *walker) commit(ack bool) (*batch, error) {
+	s := w.s
+	from, to := s.buf.Commit()
+	now := time.Now()
+	s.mu.Lock()
+	if to > from {
+		s.lastRx, s.lastActive = now, now
+	}
+	if len(w.events) > 0 {
+		s.addEventsLocked(w.events)
+	}
+	if to > from || len(w.events) > 0 {
+		s.notifyLocked()
+	}
+	s.mu.Unlock()
+	if w.closeQ {
+		go s.Close()
+	}
+	if w.fatal != nil {
+		go s.end(w.fatal)
+	}
+	if len(w.out) == 0 {
+		return nil, nil
+	}
+	b := &batch{data: w.out, deadline: now.Add(s.cfg.WriteTimeout)}
+	w.out = nil // the batch owns those bytes now
+	if ack {
+		b.done = make(chan struct{})
+	}
+	return b, s.wr.submit(b)
+}
+
+// lockChain takes the chain for one walk, waiting at most until ctx ends.
+func (s *Session) lockChain(ctxDone <-chan struct{}, timeout time.Duration) error {
+	select {
+	case s.chainSem <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case s.chainSem <- struct{}{}:
+		return nil
+	case <-ctxDone:
+		return errors.New("cancelled while waiting for the session")
+	case <-t.C:
+		return fmt.Errorf("%w: a plugin call has not returned for %v", ErrBusy, timeout)
+	}
+}
+
+func (s *Session) unlockChain() { <-s.chainSem }
+
+// inbound walks one chunk from the peer. Called with the chain locked.
+func (s *Session) inbound(p []byte) {
+	w := &s.w
+	w.reset()
+	w.stack = append(w.stack, step{i: 0, dir: abi.Inbound, data: p})
+	w.run()
+	if _, err := w.commit(false); err != nil {
+		s.log.Warn("reply to the peer dropped", "err", err)
+	}
+}
+
+// asyncOut is output plugin i made outside a chunk.
+type asyncOut struct {
+	i   int
+	ems []abi.Emission
+}
+
+// maxAsync bounds the bytes of such output waiting for the chain.
+const maxAsync = 1 << 20
+
+// async takes output a plugin made outside a chunk (on_open, on_tick: a
+// keepalive, a dialect's opening command) and routes it through the chain
+// at once, from a goroutine of its own so the plugin host never waits for a
+// busy session.
+func (s *Session) async(i int, ems []abi.Emission) {
+	n := 0
+	for _, e := range ems {
+		n += len(e.Data)
+	}
+	s.mu.Lock()
+	if s.asyncBytes+n > maxAsync {
+		s.mu.Unlock()
+		s.log.Warn("plugin output made outside a chunk dropped: too much is waiting", "bytes", n)
+		return
+	}
+	s.asyncQ = append(s.asyncQ, asyncOut{i, ems})
+	s.asyncBytes += n
+	start := !s.asyncBusy
+	s.asyncBusy = true
+	s.mu.Unlock()
+	if start {
+		go s.drainAsync()
+	}
+}
+
+func (s *Session) drainAsync() {
+	for {
+		s.mu.Lock()
+		q := s.asyncQ
+		s.asyncQ, s.asyncBytes = nil, 0
+		if len(q) == 0 {
+			s.asyncBusy = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.released:
+			s.mu.Lock()
+			s.asyncBusy = false
+			s.mu.Unlock()
+			return
+		case s.chainSem <- struct{}{}:
+		}
+		w := &s.w
+		w.reset()
+		for _, o := range q {
+			w.begin(o.i)
+			for _, e := range o.ems {
+				w.Emit(e.Stream, e.Data)
+			}
+			w.queue(step{}, false)
+			w.run()
+		}
+		if _, err := w.commit(false); err != nil {
+			s.log.Warn("plugin output to the peer dropped", "err", err)
+		}
+		s.unlockChain()
+	}
+}

@@ -1,0 +1,173 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/termhost/termhost/host/link"
+)
+
+// batch is what one walk through the chain sends to the peer: written in
+// one Write call with the batch's deadline, so a Telnet command is never
+// split between writes and a failure leaves an exact prefix on the wire.
+type batch struct {
+	data     []byte
+	deadline time.Time
+	done     chan struct{} // closed when finished; nil when nobody waits
+
+	mu        sync.Mutex
+	n         int   // bytes written
+	err       error // why not all of them
+	started   bool
+	cancelled bool
+}
+
+// finish records the outcome and wakes the waiter.
+func (b *batch) finish(n int, err error) {
+	b.mu.Lock()
+	b.n, b.err = n, err
+	b.mu.Unlock()
+	if b.done != nil {
+		close(b.done)
+	}
+}
+
+// result is how much was written and why not all.
+func (b *batch) result() (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n, b.err
+}
+
+// cancel withdraws a batch the writer has not started; it reports whether
+// it was withdrawn.
+func (b *batch) cancel() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started {
+		return false
+	}
+	b.cancelled = true
+	return true
+}
+
+// writer owns the write side of a link: one goroutine writes batches in
+// order. Its queue is bounded in bytes and never blocks a submitter: a full
+// queue is an error at once (the peer is not reading).
+type writer struct {
+	link link.Link
+	max  int // queued bytes beyond which submit fails (one batch is always admitted)
+
+	mu      sync.Mutex
+	q       []*batch
+	queued  int
+	closed  error // set once the writer stops: every later submit fails with it
+	wake    chan struct{}
+	quit    chan struct{}
+	stopped chan struct{}
+}
+
+func newWriter(l link.Link, max int) *writer {
+	return &writer{link: l, max: max, wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// submit queues b. It never blocks.
+func (w *writer) submit(b *batch) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed != nil {
+		return w.closed
+	}
+	if w.queued > 0 && w.queued+len(b.data) > w.max {
+		return fmt.Errorf("%w: %d bytes are still waiting to be written to it (at most %d may wait); try again when it reads",
+			ErrPeerStalled, w.queued, w.max)
+	}
+	w.q = append(w.q, b)
+	w.queued += len(b.data)
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// run writes queued batches until close.
+func (w *writer) run() {
+	defer close(w.stopped)
+	for {
+		w.mu.Lock()
+		var b *batch
+		if len(w.q) > 0 {
+			b = w.q[0]
+			w.q[0] = nil
+			w.q = w.q[1:]
+		}
+		w.mu.Unlock()
+		if b == nil {
+			select {
+			case <-w.wake:
+				continue
+			case <-w.quit:
+				return
+			}
+		}
+		b.mu.Lock()
+		skip := b.cancelled
+		b.started = true
+		b.mu.Unlock()
+		if skip {
+			w.dequeued(b)
+			b.finish(0, errors.New("cancelled before it was written"))
+			continue
+		}
+		n, err := w.write(b)
+		w.dequeued(b)
+		b.finish(n, err)
+	}
+}
+
+func (w *writer) dequeued(b *batch) {
+	w.mu.Lock()
+	w.queued -= len(b.data)
+	w.mu.Unlock()
+}
+
+func (w *writer) write(b *batch) (int, error) {
+	if time.Now().After(b.deadline) {
+		return 0, fmt.Errorf("%w: its turn to be written came after its deadline; nothing of it was written", ErrPeerStalled)
+	}
+	if d, ok := w.link.(link.WriteDeadliner); ok {
+		d.SetWriteDeadline(b.deadline)
+	}
+	n, err := w.link.Write(b.data)
+	if err == nil {
+		return n, nil
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+		return n, fmt.Errorf("%w: the write timed out with %d of %d bytes written", ErrPeerStalled, n, len(b.data))
+	}
+	return n, fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
+}
+
+// close stops the writer: queued batches fail with err, and so does every
+// later submit. A write in progress ends when the link is closed.
+func (w *writer) close(err error) {
+	w.mu.Lock()
+	if w.closed != nil {
+		w.mu.Unlock()
+		return
+	}
+	w.closed = err
+	q := w.q
+	w.q, w.queued = nil, 0
+	close(w.quit)
+	w.mu.Unlock()
+	for _, b := range q {
+		b.finish(0, err)
+	}
+}
