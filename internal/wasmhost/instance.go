@@ -94,7 +94,7 @@ func (m *Module) Instantiate(ctx context.Context, cfg []byte) (*Instance, error)
 		inst.Close()
 		return nil, fmt.Errorf("plugin %s: input buffer [%d, +%d) is invalid", m.Manifest.Name, inst.inBuf, inst.inCap)
 	}
-	if _, err := inst.callStatus("on_configure", inst.fConfigure, cfg, 0); err != nil {
+	if _, err := inst.callStatus("on_configure", inst.fConfigure, cfg); err != nil {
 		inst.Close()
 		return nil, err
 	}

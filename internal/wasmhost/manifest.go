@@ -109,3 +109,34 @@ func appendULEB(b []byte, v uint64) []byte {
 		b = append(b, c|0x80)
 	}
 }
+
+// SetManifest returns wasm with its manifest replaced by man (every
+// termhost.manifest section removed, a new one appended): for tests and
+// tools that derive a variant of a built plugin.
+func SetManifest(wasm []byte, man abi.Manifest) ([]byte, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
+		return nil, errors.New("not a WebAssembly module (bad magic)")
+	}
+	out := append([]byte(nil), wasm[:8]...)
+	p := wasm[8:]
+	for len(p) > 0 {
+		size, n := uleb(p[1:])
+		if n == 0 || uint64(len(p)-1-n) < size {
+			return nil, errors.New("truncated WebAssembly module")
+		}
+		sec := p[:1+n+int(size)]
+		p = p[len(sec):]
+		if sec[0] == 0 {
+			body := sec[1+n:]
+			if nl, m := uleb(body); m > 0 && uint64(len(body)-m) >= nl && string(body[m:m+int(nl)]) == abi.ManifestSection {
+				continue
+			}
+		}
+		out = append(out, sec...)
+	}
+	raw, err := json.Marshal(man)
+	if err != nil {
+		return nil, err
+	}
+	return AppendCustomSection(out, abi.ManifestSection, raw), nil
+}

@@ -9,6 +9,10 @@
 //	pass   return Continue with no emissions (the host's copy-free path)
 //	fail   return an error status (does not poison the instance)
 //	close  ask the host to close the session
+//	flood  emit 8 MiB toward the user (past the host's per-call budget)
+//
+// With instance configuration {"loop_always": true} every inbound chunk
+// loops (a plugin that passes no canary).
 //
 // "once:panic", "once:loop" and "once:oom" misbehave like the plain commands
 // except on the first on_data call of a fresh instance: a transient failure
@@ -61,7 +65,18 @@ type core struct {
 // stateful adds state export/import to core.
 type stateful struct{ *core }
 
+var loopAlways bool
+
 func open(o sdk.Open) (sdk.Session, error) {
+	if len(o.Config) > 0 {
+		var cfg struct {
+			LoopAlways bool `json:"loop_always"`
+		}
+		if err := json.Unmarshal(o.Config, &cfg); err != nil {
+			return nil, err
+		}
+		loopAlways = cfg.LoopAlways
+	}
 	c := &core{}
 	if len(o.Options) > 0 {
 		if err := json.Unmarshal(o.Options, &c.o); err != nil {
@@ -83,6 +98,9 @@ func (c *core) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 		return sdk.Continue
 	}
 	cmd := string(p)
+	if loopAlways {
+		cmd = "loop"
+	}
 	if rest, ok := strings.CutPrefix(cmd, "once:"); ok && calls > 1 {
 		cmd = rest
 	}
@@ -106,6 +124,12 @@ func (c *core) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 		return sdk.Action(-1)
 	case "close":
 		return sdk.Close
+	case "flood":
+		piece := make([]byte, 64<<10)
+		for range 128 {
+			out.ToUser(piece)
+		}
+		return sdk.Consumed
 	}
 	c.count++
 	out.ToUser(fmt.Appendf(nil, "[%s #%d] %s", version, c.count, p))
