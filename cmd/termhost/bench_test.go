@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/internal/devsim"
 )
 
@@ -31,7 +34,10 @@ func percentiles(b *testing.B, samples []time.Duration, unit string) {
 }
 
 // BenchmarkRoundTripBusyBox: telnet_send → telnet_read(until) over stdio
-// against a loopback BusyBox telnetd shell.
+// against a loopback BusyBox telnetd shell, measured against its floor: in
+// the same run, interleaved, a raw TCP client (TCP_NODELAY, QUICKACK
+// re-armed after every read, as termhost's TCP link does) does the same
+// echo against the same telnetd. Reports both p50s and their ratio.
 func BenchmarkRoundTripBusyBox(b *testing.B) {
 	if _, err := os.Stat("/bin/busybox"); err != nil {
 		b.Skip("busybox not installed")
@@ -43,13 +49,16 @@ func BenchmarkRoundTripBusyBox(b *testing.B) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	waitListening(b, port)
+	raw := dialRaw(b, port)
+	defer raw.Close()
 	cs := startServe(b)
 	id := mustCall(b, cs, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
 	mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "until": `[#$] $`, "timeoutMs": 10000})
-	var samples []time.Duration
+	var samples, floor []time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		want := "rt" + strconv.Itoa(i) + "x"
+		floor = append(floor, raw.roundTrip(b, want))
 		start := time.Now()
 		mustCall(b, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo " + want})
 		res := mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "until": "\n" + want + `\r?\n.*[#$] $`, "timeoutMs": 10000})
@@ -59,6 +68,59 @@ func BenchmarkRoundTripBusyBox(b *testing.B) {
 		}
 	}
 	percentiles(b, samples, "ms")
+	percentiles(b, floor, "ms-raw")
+	b.ReportMetric(float64(median(samples))/float64(median(floor)), "x-floor-p50")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// rawClient is the floor of a round trip: a bare TCP client that does what
+// termhost's TCP link does on the wire and nothing else.
+type rawClient struct {
+	*net.TCPConn
+	buf []byte
+}
+
+func dialRaw(b *testing.B, port int) *rawClient {
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tc := c.(*net.TCPConn)
+	tc.SetNoDelay(true)
+	r := &rawClient{TCPConn: tc, buf: make([]byte, 32<<10)}
+	r.readUntil(b, func(p []byte) bool { return bytes.HasSuffix(p, []byte("# ")) || bytes.HasSuffix(p, []byte("$ ")) })
+	return r
+}
+
+func (r *rawClient) readUntil(b *testing.B, done func([]byte) bool) {
+	var got []byte
+	r.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for !done(got) {
+		n, err := r.Read(r.buf)
+		if err != nil {
+			b.Fatalf("raw client: %v (got %q)", err, got)
+		}
+		link.QuickAck(r.TCPConn)
+		got = append(got, r.buf[:n]...)
+	}
+}
+
+func (r *rawClient) roundTrip(b *testing.B, want string) time.Duration {
+	start := time.Now()
+	if _, err := r.Write([]byte("echo " + want + "\r\n")); err != nil {
+		b.Fatal(err)
+	}
+	marker := []byte("\n" + want)
+	r.readUntil(b, func(p []byte) bool {
+		i := bytes.Index(p, marker)
+		return i >= 0 && (bytes.HasSuffix(p, []byte("# ")) || bytes.HasSuffix(p, []byte("$ ")))
+	})
+	return time.Since(start)
 }
 
 // BenchmarkColdStart: process start to the initialize answer plus

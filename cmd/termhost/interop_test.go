@@ -78,8 +78,9 @@ func shellRoundTrip(t *testing.T, port int, withTTYPE bool, interrupt map[string
 		t.Errorf("TERM did not reach the shell: %q", data)
 	}
 	// Interrupt a running command with IAC IP.
-	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "sleep 30"})
-	time.Sleep(200 * time.Millisecond)
+	// Interrupt once the long command runs: the shell says so just before.
+	mustCall(t, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo sleeping-$((6*7)); sleep 30"})
+	expect(t, cs, map[string]any{"sessionId": id, "until": `sleeping-42`, "timeoutMs": 10000}, "matched", "sleeping-42")
 	start := time.Now()
 	interrupt["sessionId"] = id
 	mustCall(t, cs, "telnet_send", interrupt)

@@ -28,7 +28,7 @@ func TestDialErrorsAreDistinct(t *testing.T) {
 	// machine has no route to a black-hole address we may use.
 	cctx, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
-	time.Sleep(2 * time.Millisecond)
+	<-cctx.Done()
 	_, err = DialTCP(cctx, "127.0.0.1", port, time.Second)
 	assertReason(t, err, "timeout", "timed out")
 }

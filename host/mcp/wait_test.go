@@ -54,7 +54,13 @@ func TestCancelStopsWaitingRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
+	go func() {
+		// Cancel once the server is waiting.
+		for deadline := time.Now().Add(10 * time.Second); sess.Info().Waiting == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
 	start := time.Now()
 	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "telnet_read", Arguments: map[string]any{"sessionId": id, "exit": true, "timeoutMs": 60000}})
 	if err == nil {

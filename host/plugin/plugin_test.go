@@ -245,16 +245,15 @@ func TestHotReloadMigratesState(t *testing.T) {
 	if err := r.Reload(filepath.Join(dir, "counter.wasm")); err != nil {
 		t.Errorf("Reload of the same bytes: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond) // let the watcher see it too
-	for {
-		select {
-		case c := <-ch:
+	// The watcher sees it too; a change to another file afterwards marks
+	// the point by which it would have reported.
+	writeAtomic(t, dir, "zz-upper.wasm", built(upper1))
+	waitChange(t, ch, "the marker file", func(c Change) bool {
+		if c.Name == "counter" {
 			t.Errorf("unexpected change for the same bytes: %v", c)
-			continue
-		default:
 		}
-		break
-	}
+		return isChange(Published, "upper", "1.0.0")(c)
+	})
 	if got, _ := send(t, b, "d"); got != "[2.0.0 #4] d" {
 		t.Errorf("after same-bytes reload: %q", got)
 	}
@@ -336,7 +335,9 @@ func TestFailover(t *testing.T) {
 	}{
 		{"trap", "once:panic", "told to panic", Config{}},
 		{"deadline", "once:loop", "deadline", Config{CallTimeout: 300 * time.Millisecond}},
-		{"memory cap", "once:oom", "out of memory", Config{MemoryLimitMiB: 32}},
+		// The deadline is far away here, so only the memory cap can stop
+		// the call, however slowly a loaded machine allocates.
+		{"memory cap", "once:oom", "out of memory", Config{MemoryLimitMiB: 32, CallTimeout: time.Minute}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -617,6 +618,8 @@ func TestConcurrentSessionsAndReload(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan string, sessions)
 	published := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(sessions)
 	for i := range sessions {
 		b := attach(t, r, "counter", "")
 		wg.Go(func() {
@@ -643,6 +646,9 @@ func TestConcurrentSessionsAndReload(t *testing.T) {
 					return
 				}
 				sawNew = isNew
+				if n == 1 {
+					started.Done()
+				}
 				if after >= 5 {
 					return
 				}
@@ -650,7 +656,7 @@ func TestConcurrentSessionsAndReload(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	started.Wait() // every session is talking: reload under them
 	writeAtomic(t, dir, "counter.wasm", built(counter2))
 	waitChange(t, ch, "reload", isChange(Published, "counter", "2.0.0"))
 	close(published)

@@ -256,16 +256,6 @@ func (c *tclient) unread() string {
 	return string(c.buf[c.mark:])
 }
 
-// quiet waits d and returns whatever arrived, consuming it.
-func (c *tclient) quiet(d time.Duration) string {
-	time.Sleep(d)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := string(c.buf[c.mark:])
-	c.mark = len(c.buf)
-	return s
-}
-
 func (c *tclient) transcript() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
