@@ -310,7 +310,7 @@ func TestHostilePluginFloodsUser(t *testing.T) {
 	failed := false
 	deadline := time.Now().Add(30 * time.Second)
 	for !failed && time.Now().Before(deadline) {
-		r := h.call(20*time.Second, "telnet_read", map[string]any{"sessionId": id, "waitMs": 1000, "maxBytes": 4096})
+		r := h.call(20*time.Second, "telnet_read", map[string]any{"sessionId": id, "waitMs": 1000})
 		if r.isErr {
 			t.Fatalf("telnet_read on the flood session: %v (peak RSS %d MB)", r, h.peakMB())
 		}
@@ -637,8 +637,8 @@ func readProgress(t *testing.T, h *hostProc, id, encoding, want string) {
 		if data == "" && r.res["hasMore"] == true && r.took < 50*time.Millisecond {
 			t.Fatalf("telnet_read {waitMs: 300} returned after %v with no data and hasMore:true: a client following hasMore spins; reads so far: %v", r.took.Round(time.Millisecond), trail)
 		}
-		if len(trail) == 1 && encoding == "" && data != "abc" {
-			t.Errorf("the first read returned %q, want \"abc\"", data)
+		if len(trail) == 1 && !strings.HasPrefix(data, "abc") {
+			t.Errorf("the first read returned %q, want \"abc\" (and, once the peer has been silent long enough, the dangling byte)", data)
 		}
 		got += data
 		if len(got) > len(want) {
