@@ -807,9 +807,12 @@ func TestHostileEndedSessions(t *testing.T) {
 	}) {
 		t.Errorf("10 s after %d sessions ended, the server still holds %d sockets (%d before): ended sessions keep their connections open", n, held, before)
 	}
-	if rss := h.rssMB(); rss > 200 {
-		t.Errorf("after %d ended sessions of 1 MiB each, the server's RSS is %d MB (limit 200 MB): ended sessions are not bounded in bytes", n, rss)
+	// Memory given back to the system lags the discards a little.
+	var rss int64
+	if !waitFor(10*time.Second, func() bool { rss = h.rssMB(); return rss <= 200 }) {
+		t.Errorf("10 s after %d ended sessions of 1 MiB each, the server's RSS is %d MB (limit 200 MB): ended sessions are not bounded in bytes", n, rss)
 	}
+	t.Logf("RSS after %d ended sessions: %d MB (peak %d MB)", n, rss, h.peakMB())
 	r := h.call(10*time.Second, "telnet_read", map[string]any{"sessionId": ids[0]})
 	if !r.isErr || !strings.Contains(r.msg, "Session expired") {
 		t.Errorf("reading the oldest of %d ended sessions (1 MiB each): %v; want an error containing \"Session expired\" (it was discarded to bound memory)", n, r)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -68,6 +69,7 @@ type Registry struct {
 	stopReap chan struct{}
 	reapDone chan struct{}
 	closed   bool
+	freeing  bool // a giveBack is scheduled
 }
 
 // NewRegistry makes an empty registry and starts its reaper.
@@ -205,6 +207,7 @@ func (r *Registry) ended(*Session) {
 		return
 	}
 	sort.Slice(ended, func(i, j int) bool { return ended[i].Ended().Before(ended[j].Ended()) })
+	defer r.giveBack()
 	for _, s := range ended {
 		if len(ended) <= r.limits.MaxEnded && total <= r.limits.MaxEndedBytes {
 			break
@@ -215,6 +218,24 @@ func (r *Registry) ended(*Session) {
 		ended = ended[1:]
 		r.log.Info("ended session discarded to bound memory", "session", s.ID)
 	}
+}
+
+// giveBack returns the memory of discarded sessions to the operating
+// system soon (at most twice a second): a burst of sessions that
+// each received a megabyte and ended would otherwise leave the process's
+// resident memory at its peak until the runtime's background scavenger
+// gets to it.
+func (r *Registry) giveBack() {
+	if r.freeing {
+		return
+	}
+	r.freeing = true
+	time.AfterFunc(500*time.Millisecond, func() {
+		debug.FreeOSMemory()
+		r.mu.Lock()
+		r.freeing = false
+		r.mu.Unlock()
+	})
 }
 
 func (r *Registry) tombstoneLocked(s *Session) {

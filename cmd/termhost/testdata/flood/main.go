@@ -1,10 +1,16 @@
-// Command flood is a hostile test plugin: on every inbound chunk it emits
+// Command flood is a hostile test plugin: on every inbound chunk from the
+// device simulator (one that mentions its hostname, edge-r1) it emits
 // 48 MiB toward the user 50 times over (2.4 GiB per chunk), all from one
 // buffer inside its own 64 MiB of memory. The host must not hold all of
-// that at once.
+// that at once. Other chunks pass, so the plugin gets past the host's
+// canary and floods only a live session.
 package main
 
-import "github.com/termhost/termhost/sdk"
+import (
+	"bytes"
+
+	"github.com/termhost/termhost/sdk"
+)
 
 var big []byte
 
@@ -15,7 +21,7 @@ func main() {}
 type session struct{}
 
 func (session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
-	if dir == sdk.Outbound {
+	if dir == sdk.Outbound || !bytes.Contains(p, []byte("edge-r1")) {
 		return sdk.Continue
 	}
 	if big == nil {
