@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -17,32 +17,29 @@ import (
 	"github.com/termhost/termhost/internal/devsim"
 )
 
-// demo starts the embedded device simulator on loopback and drives it
-// through the real MCP tools, with go-sdk's client over an in-process
-// transport, printing every call and its result.
-func demo(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
+// demoFlags: the demo starts the embedded device simulator on loopback and
+// drives it through the real MCP tools, with go-sdk's client over an
+// in-process transport, printing every call and its result.
+func demoFlags(fs *flags) func(stdout, stderr io.Writer) error {
+	var po pluginOptions
+	po.register(fs)
 	color := fs.Bool("color", true, "show the device's ANSI colours")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(stdout, stderr io.Writer) error {
+		return demo(po, *color, stdout, stderr)
 	}
-	c.logLevel = "warn"
-	log, err := c.logger(stderr)
-	if err != nil {
-		return err
-	}
+}
+
+func demo(po pluginOptions, color bool, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{EOR: true, NoColor: !*color})
+	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{EOR: true, NoColor: !color})
 	if err != nil {
 		return fmt.Errorf("device simulator: %w", err)
 	}
 	defer dev.Close()
-	cfg, err := c.config(log)
+	cfg, err := po.config(log)
 	if err != nil {
 		return err
 	}
