@@ -47,7 +47,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"serve", "--help"}, append([]string{"serve MCP over stdio", "Usage:\n  termhost serve [flags]"}, serveFlags...), []string{"-color"}},
 		{[]string{"serve", "-h"}, serveFlags, nil},
 		{[]string{"help", "serve"}, serveFlags, nil},
-		{[]string{"demo", "-h"}, []string{"simulated router", "-color", "-cache-dir"}, []string{"-write-timeout", "-max-sessions", "-tools", "-log-level"}},
+		{[]string{"demo", "-h"}, []string{"simulated router", "-color", "-cache-dir", "NO_COLOR"}, []string{"-write-timeout", "-max-sessions", "-tools", "-log-level"}},
 		{[]string{"plugins", "list", "-h"}, []string{"list the plugins", "-plugin-dir", "-cache-dir", "-log-level"}, []string{"-write-timeout", "-max-sessions", "-color", "-tools"}},
 		{[]string{"help", "plugins", "list"}, []string{"list the plugins", "-plugin-dir"}, nil},
 		{[]string{"plugins", "--help"}, []string{"termhost plugins list"}, nil},
@@ -87,6 +87,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, []string{"serve", "--write-timeout", "soon"}, `invalid value "soon" for flag -write-timeout`},
 		{nil, []string{"serve", "--write-timeout", "0s"}, "write-timeout 0s: must be more than 0"},
 		{[]string{"TERMHOST_WRITE_TIMEOUT=forever"}, []string{"serve"}, `environment TERMHOST_WRITE_TIMEOUT="forever"`},
+		{nil, []string{"demo", "--color=sometimes"}, `"sometimes" for -color: expected auto, always or never`},
 	} {
 		stdout, stderr, status := runBinary(t, tc.env, tc.args...)
 		if status != 2 || !strings.Contains(stderr, tc.want) || stdout != "" {
