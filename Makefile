@@ -32,9 +32,16 @@ vet:
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugins/... ./sdk/examples/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
+# Tests compile plugins into one cache directory per run (TERMHOST_CACHE_DIR),
+# removed afterwards: nothing is left in the user's cache directory.
+TESTCACHE = cache=$$(mktemp -d "$${TMPDIR:-/tmp}/termhost-test-cache.XXXXXX") && \
+	trap 'rm -rf "$$cache"' EXIT && trap 'exit 130' INT TERM && \
+	export TERMHOST_CACHE_DIR="$$cache" &&
+
 test: check-plugins vet test-wasm
 	$(GO) build -trimpath -o bin/termhost ./cmd/termhost
-	$(GO) test -race -timeout 15m ./...
+	@echo "$(GO) test -race -timeout 15m ./...  (with a temporary TERMHOST_CACHE_DIR)"
+	@$(TESTCACHE) $(GO) test -race -timeout 15m ./...
 
 # The Telnet core's own tests, compiled for wasip1 and run inside wazero:
 # the wasm build has its own scanning code (scan_wasm.go).
@@ -45,7 +52,7 @@ test-wasm:
 	echo "test-wasm: plugins/telnet/proto passes inside wazero"
 
 test-short:
-	$(GO) test -short ./...
+	@$(TESTCACHE) $(GO) test -short ./...
 
 # Throughput benchmarks run for BENCHTIME; end-to-end ones (real processes,
 # real sockets) for fixed counts, so percentiles have enough samples.
