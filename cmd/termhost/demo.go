@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,32 +19,32 @@ import (
 	"github.com/termhost/termhost/internal/devsim"
 )
 
-// demo starts the embedded device simulator on loopback and drives it
-// through the real MCP tools, with go-sdk's client over an in-process
-// transport, printing every call and its result.
-func demo(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	color := fs.Bool("color", true, "show the device's ANSI colours")
-	if err := fs.Parse(args); err != nil {
-		return err
+// demoFlags: the demo starts the embedded device simulator on loopback and
+// drives it through the real MCP tools, with go-sdk's client over an
+// in-process transport, printing every call and its result.
+func demoFlags(fs *flags) func(stdout, stderr io.Writer) error {
+	var po pluginOptions
+	po.register(fs)
+	color := colorAuto
+	fs.Var(&color, "color", `colour: "auto" (when stdout is a terminal and NO_COLOR is not set), "always" (also plain --color) or "never"; without colour the device's own escape codes are shown as text (\e[32m)`)
+	return func(stdout, stderr io.Writer) error {
+		return demo(po, color.enabled(os.Getenv("NO_COLOR"), isTerminal(stdout)), stdout, stderr)
 	}
-	c.logLevel = "warn"
-	log, err := c.logger(stderr)
-	if err != nil {
-		return err
-	}
+}
+
+func demo(po pluginOptions, color bool, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{EOR: true, NoColor: !*color})
+	// The device colours its output as a real one would, whatever the
+	// demo's own output can show.
+	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{EOR: true})
 	if err != nil {
 		return fmt.Errorf("device simulator: %w", err)
 	}
 	defer dev.Close()
-	cfg, err := c.config(log)
+	cfg, err := po.config(log)
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	}
 	defer cs.Close()
 
-	d := &demoRun{ctx: ctx, cs: cs, out: stdout}
+	d := &demoRun{ctx: ctx, cs: cs, out: stdout, color: color}
 	addrHost, portStr, _ := net.SplitHostPort(dev.Addr())
 	port, _ := strconv.Atoi(portStr)
 	fmt.Fprintf(stdout, "termhost demo: a simulated router (edge-r1) listens on %s; every step below is a real MCP tool call.\n", dev.Addr())
@@ -123,18 +125,23 @@ func demo(args []string, stdout, stderr io.Writer) error {
 }
 
 type demoRun struct {
-	ctx context.Context
-	cs  *sdk.ClientSession
-	out io.Writer
-	n   int
-	err error
+	ctx   context.Context
+	cs    *sdk.ClientSession
+	out   io.Writer
+	color bool
+	n     int
+	err   error
 }
 
 // call runs one tool, prints it, and returns the decoded result object.
 func (d *demoRun) call(tool string, args map[string]any) map[string]any {
 	d.n++
 	a, _ := json.Marshal(args)
-	fmt.Fprintf(d.out, "\n\x1b[1m[%d] → %s %s\x1b[0m\n", d.n, tool, a)
+	heading := fmt.Sprintf("[%d] → %s %s", d.n, tool, a)
+	if d.color {
+		heading = "\x1b[1m" + heading + "\x1b[0m"
+	}
+	fmt.Fprintf(d.out, "\n%s\n", heading)
 	start := time.Now()
 	res, err := d.cs.CallTool(d.ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
 	took := time.Since(start)
@@ -166,11 +173,97 @@ func (d *demoRun) call(tool string, args map[string]any) map[string]any {
 	if hasData && data != "" {
 		for _, line := range strings.Split(strings.TrimRight(strings.ReplaceAll(data, "\r\n", "\n"), "\n"), "\n") {
 			line = strings.TrimRight(line, "\r")
-			if strings.Contains(line, "\x1b[") {
+			switch {
+			case !d.color:
+				line = escapeControls(line)
+			case strings.Contains(line, "\x1b["):
 				line += "\x1b[0m" // keep a colour from bleeding into the next line
 			}
 			fmt.Fprintf(d.out, "    │ %s\n", line)
 		}
 	}
 	return obj
+}
+
+// colorMode is the demo's --color: a boolean flag (plain --color means
+// always) that also takes auto.
+type colorMode string
+
+const (
+	colorAuto   colorMode = "auto"
+	colorAlways colorMode = "always"
+	colorNever  colorMode = "never"
+)
+
+func (m *colorMode) String() string { return string(*m) }
+
+func (m *colorMode) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "auto":
+		*m = colorAuto
+	case "always", "true", "1", "yes", "on":
+		*m = colorAlways
+	case "never", "false", "0", "no", "off":
+		*m = colorNever
+	default:
+		return fmt.Errorf("expected auto, always or never")
+	}
+	return nil
+}
+
+func (m *colorMode) IsBoolFlag() bool { return true }
+
+// enabled says whether output gets colour. auto follows
+// https://no-color.org (NO_COLOR set and non-empty turns colour off) and
+// gives none to a pipe or a file; an explicit --color=always wins over
+// NO_COLOR, as the convention allows for command-line flags.
+func (m colorMode) enabled(noColor string, terminal bool) bool {
+	switch m {
+	case colorAlways:
+		return true
+	case colorNever:
+		return false
+	}
+	return noColor == "" && terminal
+}
+
+// isTerminal says whether w is a terminal (a character device: a tty, or
+// /dev/null, where colour does no harm).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// escapeControls shows what a terminal would interpret: ESC as \e (so the
+// device's colour codes read as \e[32m), other control characters and
+// invalid UTF-8 as Go-style escapes. Tabs stay.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r == 0x1b:
+			b.WriteString(`\e`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\t':
+			b.WriteByte('\t')
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }

@@ -5,6 +5,7 @@
 //	termhost demo               drive the embedded device simulator through the real MCP tools
 //	termhost plugins list       show the plugins this binary would load
 //	termhost version
+//	termhost help [command]
 package main
 
 import (
@@ -27,166 +28,344 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "termhost:", err)
-		os.Exit(1)
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err == nil {
+		return
 	}
+	fmt.Fprintln(os.Stderr, "termhost:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		os.Exit(2)
+	}
+	os.Exit(1)
 }
 
-const usage = `termhost — terminals for AI agents over MCP
+// A command is one thing termhost does. flags registers the command's own
+// flags and returns what runs once they are parsed.
+type command struct {
+	name    string // as typed: "serve", "plugins list"
+	summary string // one line: what it does
+	flags   func(fs *flags) func(stdout, stderr io.Writer) error
+}
 
-Usage:
-  termhost serve [flags]         serve MCP over stdio
-  termhost demo [flags]          run the embedded device simulator through the MCP tools
-  termhost plugins list [flags]  list the plugins that would be loaded
-  termhost version
+var commands = []command{
+	{"serve", "serve MCP over stdio: what an MCP client (Claude Code, Claude Desktop, VS Code, Cursor) starts", serveFlags},
+	{"demo", "drive an embedded simulated router through the real MCP tools, printing every call and result", demoFlags},
+	{"plugins list", "list the plugins termhost would load: name, version, kind, sha256 and source", pluginsListFlags},
+	{"version", "print termhost's version", versionFlags},
+}
 
-Run "termhost <command> -h" for the flags of a command.
-`
+func usage(w io.Writer) {
+	fmt.Fprint(w, "termhost — terminals for AI agents over MCP\n\nUsage:\n  termhost <command> [flags]\n\nCommands:\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(tw, "  help [command]\tshow this list, or a command's flags\n")
+	tw.Flush()
+	fmt.Fprint(w, "\nRun \"termhost help <command>\" (or \"termhost <command> --help\") for a command's flags.\n")
+}
+
+// usageError is a mistake on the command line: termhost exits with status
+// 2 rather than 1.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+		usage(stderr)
+		return usagef("no command given")
 	}
 	switch args[0] {
-	case "serve":
-		return serve(args[1:], stderr)
-	case "demo":
-		return demo(args[1:], stdout, stderr)
-	case "plugins":
-		if len(args) < 2 || args[1] != "list" {
-			return errors.New(`unknown plugins command; use "termhost plugins list"`)
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 || args[0] != "help" {
+			usage(stdout)
+			return nil
 		}
-		return pluginsList(args[2:], stdout, stderr)
-	case "version", "-version", "--version":
-		fmt.Fprintln(stdout, "termhost", mcp.Version)
-		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		// "help serve" is "serve --help"; "help plugins list" too.
+		return run(append(args[1:], "--help"), stdout, stderr)
+	case "-version", "--version":
+		args = []string{"version"}
+	}
+	if args[0] == "plugins" {
+		if len(args) == 1 || isHelpFlag(args[1]) {
+			if len(args) == 1 {
+				return usagef(`"plugins" needs a subcommand: "termhost plugins list"`)
+			}
+			fmt.Fprint(stdout, "Usage:\n  termhost plugins list [flags]   list the plugins termhost would load\n")
+			return nil
+		}
+		args = append([]string{"plugins " + args[1]}, args[2:]...)
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.exec(args[1:], stdout, stderr)
+		}
+	}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return usagef("unknown command %q; the commands are %s, help (see \"termhost help\")", args[0], strings.Join(names, ", "))
+}
+
+func isHelpFlag(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
+
+// exec parses the command's flags and runs it. Help goes to stdout and is
+// not an error; a flag mistake is a usageError naming the command.
+func (c command) exec(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags(c.name)
+	action := c.flags(fs)
+	err := fs.parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		c.help(stdout, fs)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
-}
-
-// common are the flags every command shares, with environment fallbacks.
-type common struct {
-	pluginDir, cacheDir, logLevel string
-	logJSON                       bool
-	tools                         string
-	guard                         string
-	maxSessions                   int
-	idleTimeout                   time.Duration
-}
-
-func env(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok && v != "" {
-		return v
+	if err != nil {
+		return usageError{fmt.Errorf("%s: %w (see \"termhost %s --help\")", c.name, err, c.name)}
 	}
-	return def
+	return action(stdout, stderr)
 }
 
-func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.pluginDir, "plugin-dir", env("TERMHOST_PLUGIN_DIR", ""), "directory of extra/overriding .wasm plugins, hot reloaded (env TERMHOST_PLUGIN_DIR)")
-	fs.StringVar(&c.cacheDir, "cache-dir", env("TERMHOST_CACHE_DIR", ""), `compiled-plugin cache directory; "off" disables (env TERMHOST_CACHE_DIR)`)
-	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
-	fs.BoolVar(&c.logJSON, "log-json", env("LOG_FORMAT", "") == "json", "log JSON lines (env LOG_FORMAT=json)")
-	fs.StringVar(&c.tools, "tools", env("TERMHOST_TOOLS", ""), "comma-separated tool groups to enable: "+strings.Join(mcp.Groups, ",")+" (default all; env TERMHOST_TOOLS)")
-	fs.StringVar(&c.guard, "plugin-guard", env("TERMHOST_PLUGIN_GUARD", "all"), `which plugins run with termination checks: "all", or "dir" (first-party plugins unguarded, ~6x faster) (env TERMHOST_PLUGIN_GUARD)`)
-	fs.IntVar(&c.maxSessions, "max-sessions", 100, "maximum live sessions")
-	fs.DurationVar(&c.idleTimeout, "idle-timeout", 30*time.Minute, "close sessions idle this long")
+func (c command) help(w io.Writer, fs *flags) {
+	fmt.Fprintf(w, "termhost %s: %s.\n\nUsage:\n  termhost %s", c.name, c.summary, c.name)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprint(w, " [flags]\n\nFlags:\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
-func (c *common) logger(w io.Writer) (*slog.Logger, error) {
+// pluginOptions are the flags of every command that loads plugins.
+type pluginOptions struct {
+	pluginDir, cacheDir, guard string
+}
+
+func (o *pluginOptions) register(fs *flags) {
+	fs.StringVar(&o.pluginDir, "plugin-dir", "", "`dir`ectory of extra or overriding .wasm plugins, hot reloaded")
+	fs.env("plugin-dir", "TERMHOST_PLUGIN_DIR")
+	fs.StringVar(&o.cacheDir, "cache-dir", "", "compiled-plugin cache `dir`ectory (default <user cache dir>/termhost/wazero); \"off\" keeps compiled plugins in memory only")
+	fs.env("cache-dir", "TERMHOST_CACHE_DIR")
+	fs.StringVar(&o.guard, "plugin-guard", "all", `which plugins run with termination checks: "all", or "dir" (first-party plugins unguarded, ~6x faster)`)
+	fs.env("plugin-guard", "TERMHOST_PLUGIN_GUARD")
+}
+
+func (o *pluginOptions) config(log *slog.Logger) (host.Config, error) {
+	if o.guard != "all" && o.guard != "dir" {
+		return host.Config{}, usagef("plugin-guard %q: expected all or dir", o.guard)
+	}
+	return host.Config{
+		Plugins: plugins.FS(), PluginDir: o.pluginDir, CacheDir: o.cacheDir, Logger: log,
+		UnguardedEmbedded: o.guard == "dir",
+	}, nil
+}
+
+// logOptions are the logging flags. Logs always go to stderr.
+type logOptions struct {
+	level string
+	json  bool
+}
+
+func (o *logOptions) register(fs *flags, level string) {
+	fs.StringVar(&o.level, "log-level", level, "`level`: debug, info, warn or error")
+	fs.env("log-level", "LOG_LEVEL")
+	fs.BoolVar(&o.json, "log-json", false, "log JSON lines")
+	fs.envFunc("log-json", "LOG_FORMAT", "json", func(v string) string { return fmt.Sprint(v == "json") })
+}
+
+func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return nil, fmt.Errorf("log level %q: expected debug, info, warn or error", c.logLevel)
+	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
+		return nil, usagef("log level %q: expected debug, info, warn or error", o.level)
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
-	if c.logJSON {
+	if o.json {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
 
-func (c *common) config(log *slog.Logger) (host.Config, error) {
-	if c.guard != "all" && c.guard != "dir" {
-		return host.Config{}, fmt.Errorf("plugin-guard %q: expected all or dir", c.guard)
-	}
-	var tools []string
-	for _, t := range strings.Split(c.tools, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			tools = append(tools, t)
+// serveOptions are serve's flags.
+type serveOptions struct {
+	plugins      pluginOptions
+	log          logOptions
+	tools        string
+	maxSessions  int
+	idleTimeout  time.Duration
+	writeTimeout time.Duration
+	maxWait      time.Duration
+}
+
+func (o *serveOptions) register(fs *flags) {
+	o.plugins.register(fs)
+	o.log.register(fs, "info")
+	fs.StringVar(&o.tools, "tools", "", "comma-separated tool `groups` to enable: "+strings.Join(mcp.Groups, ",")+" (default all)")
+	fs.env("tools", "TERMHOST_TOOLS")
+	fs.IntVar(&o.maxSessions, "max-sessions", 100, "maximum live sessions")
+	fs.env("max-sessions", "TERMHOST_MAX_SESSIONS")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "close sessions idle this long")
+	fs.env("idle-timeout", "TERMHOST_IDLE_TIMEOUT")
+	fs.DurationVar(&o.writeTimeout, "write-timeout", 10*time.Second, "fail a send when the peer has not taken the bytes within this long")
+	fs.env("write-timeout", "TERMHOST_WRITE_TIMEOUT")
+	fs.DurationVar(&o.maxWait, "max-wait", 5*time.Minute, "the longest any telnet_read waits (caps timeoutMs)")
+	fs.env("max-wait", "TERMHOST_MAX_WAIT")
+}
+
+// config checks the flags and builds the host's Config.
+func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"idle-timeout", o.idleTimeout}, {"write-timeout", o.writeTimeout}, {"max-wait", o.maxWait}} {
+		if d.v <= 0 {
+			return host.Config{}, usagef("%s %v: must be more than 0", d.name, d.v)
 		}
 	}
-	return host.Config{
-		Plugins: plugins.FS(), PluginDir: c.pluginDir, CacheDir: c.cacheDir, Tools: tools,
-		MaxSessions: c.maxSessions, IdleTimeout: c.idleTimeout, Logger: log,
-		UnguardedEmbedded: c.guard == "dir",
-	}, nil
+	if o.maxSessions < 1 {
+		return host.Config{}, usagef("max-sessions %d: must be at least 1", o.maxSessions)
+	}
+	cfg, err := o.plugins.config(log)
+	if err != nil {
+		return cfg, err
+	}
+	for _, t := range strings.Split(o.tools, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			cfg.Tools = append(cfg.Tools, t)
+		}
+	}
+	cfg.MaxSessions, cfg.IdleTimeout = o.maxSessions, o.idleTimeout
+	cfg.WriteTimeout, cfg.MaxWait = o.writeTimeout, o.maxWait
+	return cfg, nil
 }
 
-func serve(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	if err := fs.Parse(args); err != nil {
+func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
+	var o serveOptions
+	o.register(fs)
+	return func(_, stderr io.Writer) error {
+		// stdout carries only protocol (SPEC MCP-1): logs go to stderr.
+		log, err := o.log.logger(stderr)
+		if err != nil {
+			return err
+		}
+		cfg, err := o.config(log)
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		h, err := host.New(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		log.Info("serving MCP over stdio", "version", mcp.Version)
+		err = h.MCP.RunStdio(ctx)
+		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+			return nil
+		}
 		return err
 	}
-	// stdout carries only protocol (SPEC MCP-1): logs go to stderr.
-	log, err := c.logger(stderr)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg, err := c.config(log)
-	if err != nil {
-		return err
-	}
-	h, err := host.New(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	log.Info("serving MCP over stdio", "version", mcp.Version)
-	err = h.MCP.RunStdio(ctx)
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
 }
 
-func pluginsList(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plugins list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	if _, set := os.LookupEnv("LOG_LEVEL"); !set {
-		c.logLevel = "warn" // the table is the output; rejected files still show
+func pluginsListFlags(fs *flags) func(stdout, stderr io.Writer) error {
+	var po pluginOptions
+	var lo logOptions
+	po.register(fs)
+	lo.register(fs, "warn") // the table is the output; rejected files still show
+	return func(stdout, stderr io.Writer) error {
+		log, err := lo.logger(stderr)
+		if err != nil {
+			return err
+		}
+		cfg, err := po.config(log)
+		if err != nil {
+			return err
+		}
+		h, err := host.New(context.Background(), cfg)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tVERSION\tKIND\tSHA256\tSOURCE\tCURRENT\tSESSIONS")
+		for _, p := range h.Plugins.List() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%d\n", p.Name, p.Version, p.Kind, p.SHA256[:16], p.Source, p.Current, p.Sessions)
+		}
+		return tw.Flush()
 	}
-	if err := fs.Parse(args); err != nil {
+}
+
+func versionFlags(*flags) func(stdout, stderr io.Writer) error {
+	return func(stdout, _ io.Writer) error {
+		_, err := fmt.Fprintln(stdout, "termhost", mcp.Version)
 		return err
 	}
-	log, err := c.logger(stderr)
-	if err != nil {
+}
+
+// flags is a command's flag set, with environment fallbacks: a variable
+// that is set and non-empty stands in for a flag not given on the command
+// line, and is checked like one.
+type flags struct {
+	*flag.FlagSet
+	fallbacks []fallback
+}
+
+type fallback struct {
+	flag, variable string
+	value          func(string) string // the variable's value as the flag's
+}
+
+func newFlags(name string) *flags {
+	fs := flag.NewFlagSet("termhost "+name, flag.ContinueOnError)
+	// The caller reports errors and prints help, where it belongs.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs}
+}
+
+// env makes variable the fallback of flag name, and says so in its usage.
+func (f *flags) env(name, variable string) {
+	f.envFunc(name, variable, "", func(v string) string { return v })
+}
+
+// envFunc is env with the variable's value converted; shown is how the
+// usage line spells the variable's meaningful value ("" for any).
+func (f *flags) envFunc(name, variable, shown string, value func(string) string) {
+	fl := f.Lookup(name)
+	if shown != "" {
+		variable += "=" + shown
+	}
+	fl.Usage += " (env " + variable + ")"
+	variable, _, _ = strings.Cut(variable, "=")
+	f.fallbacks = append(f.fallbacks, fallback{name, variable, value})
+}
+
+// parse parses args, then applies the environment fallbacks. A command
+// takes no positional arguments.
+func (f *flags) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := c.config(log)
-	if err != nil {
-		return err
+	if f.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", f.Arg(0))
 	}
-	h, err := host.New(context.Background(), cfg)
-	if err != nil {
-		return err
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	for _, fb := range f.fallbacks {
+		v := os.Getenv(fb.variable)
+		if given[fb.flag] || v == "" {
+			continue
+		}
+		if err := f.Set(fb.flag, fb.value(v)); err != nil {
+			return fmt.Errorf("environment %s=%q: %w", fb.variable, v, err)
+		}
 	}
-	defer h.Close()
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tKIND\tSHA256\tSOURCE\tCURRENT\tSESSIONS")
-	for _, p := range h.Plugins.List() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%d\n", p.Name, p.Version, p.Kind, p.SHA256[:16], p.Source, p.Current, p.Sessions)
-	}
-	return tw.Flush()
+	return nil
 }

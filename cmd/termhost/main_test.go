@@ -41,12 +41,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// cacheDir is the built binary's compilation cache: under
+// TERMHOST_CACHE_DIR when set (make test sets it to a directory it removes
+// afterwards), else in the user cache directory, so that repeated `go test`
+// runs do not compile the plugins again.
 func cacheDir() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "off"
+	d := os.Getenv("TERMHOST_CACHE_DIR")
+	if d == "" {
+		var err error
+		if d, err = os.UserCacheDir(); err != nil {
+			return "off"
+		}
 	}
-	return filepath.Join(d, "termhost", "wazero-test-e2e") // the built binary's own cache
+	return filepath.Join(d, "termhost", "wazero-test-e2e")
 }
 
 // startServe starts `termhost serve` with args and connects go-sdk's client to

@@ -54,7 +54,7 @@ func newHostClient(t testing.TB, cfg host.Config, copts *sdk.ClientOptions) (*ho
 }
 
 func testCacheDir() string {
-	dir, err := os.UserCacheDir()
+	dir, err := testCacheBase()
 	if err != nil {
 		return "off"
 	}

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		builtDir = dir
-		if base, err := os.UserCacheDir(); err == nil {
+		if base, err := testCacheBase(); err == nil {
 			// Persistent, so repeated runs do not pay wazero's compile of
 			// the Go plugins again (it is slow under -race).
 			testCache = filepath.Join(base, "termhost", "wazero-test-hostplugin")

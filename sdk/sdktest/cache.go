@@ -14,10 +14,15 @@ var (
 )
 
 // sharedCache keeps compiled plugins across test runs in the user cache
-// directory, so repeated `go test` runs do not pay the compile again.
+// directory, so repeated `go test` runs do not pay the compile again; or
+// under TERMHOST_CACHE_DIR when that is set (make test sets it to a
+// directory it removes afterwards).
 func sharedCache() wazero.CompilationCache {
 	cacheOnce.Do(func() {
 		dir, err := os.UserCacheDir()
+		if d := os.Getenv("TERMHOST_CACHE_DIR"); d != "" {
+			dir, err = d, nil
+		}
 		if err == nil {
 			cache, err = wazero.NewCompilationCacheWithDir(filepath.Join(dir, "termhost", "wazero-test-sdk"))
 		}
