@@ -230,7 +230,7 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 		released:   make(chan struct{}),
 	}
 	s.w.s = s
-	s.wr = newWriter(l, cfg.WriteQueue)
+	s.wr = newWriter(l, cfg.WriteQueue, cfg.WriteTimeout)
 	return s
 }
 

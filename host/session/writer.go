@@ -59,8 +59,9 @@ func (b *batch) cancel() bool {
 // order. Its queue is bounded in bytes and never blocks a submitter: a full
 // queue is an error at once (the peer is not reading).
 type writer struct {
-	link link.Link
-	max  int // queued bytes beyond which submit fails (one batch is always admitted)
+	link    link.Link
+	max     int           // queued bytes beyond which submit fails (one batch is always admitted)
+	timeout time.Duration // the write deadline, for messages
 
 	mu      sync.Mutex
 	q       []*batch
@@ -71,8 +72,8 @@ type writer struct {
 	stopped chan struct{}
 }
 
-func newWriter(l link.Link, max int) *writer {
-	return &writer{link: l, max: max, wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
+func newWriter(l link.Link, max int, timeout time.Duration) *writer {
+	return &writer{link: l, max: max, timeout: timeout, wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 // submit queues b. It never blocks.
@@ -138,7 +139,7 @@ func (w *writer) dequeued(b *batch) {
 
 func (w *writer) write(b *batch) (int, error) {
 	if time.Now().After(b.deadline) {
-		return 0, fmt.Errorf("%w: its turn to be written came after its deadline; nothing of it was written", ErrPeerStalled)
+		return 0, fmt.Errorf("%w: its turn to be written came after its %v deadline; nothing of it was written", ErrPeerStalled, w.timeout)
 	}
 	if d, ok := w.link.(link.WriteDeadliner); ok {
 		d.SetWriteDeadline(b.deadline)
@@ -149,7 +150,7 @@ func (w *writer) write(b *batch) (int, error) {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
-		return n, fmt.Errorf("%w: the write timed out with %d of %d bytes written", ErrPeerStalled, n, len(b.data))
+		return n, fmt.Errorf("%w: the write timed out after %v with %d of %d bytes written", ErrPeerStalled, w.timeout, n, len(b.data))
 	}
 	return n, fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
 }
