@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/host/session"
@@ -106,21 +105,6 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	s.deps.Sessions.Close()
 	return err
 }
-
-// schema derives an input schema from T and lets edit refine it (enums,
-// defaults, bounds) — the tags alone cannot say everything.
-func schema[T any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
-	sc, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("schema for %T: %v", *new(T), err))
-	}
-	if edit != nil {
-		edit(sc.Properties)
-	}
-	return sc
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // owner is the MCP session a call belongs to.
 func owner(req *sdk.CallToolRequest) string {

@@ -56,7 +56,7 @@ var (
 	ErrNotFound     = errors.New("Session not found")
 	ErrDisconnected = errors.New("Session disconnected")
 	ErrExpired      = errors.New("Session expired")
-	ErrLimit        = errors.New("RESOURCE_LIMIT")
+	ErrLimit        = errors.New("limit reached")
 	ErrNameTaken    = errors.New("session name already in use")
 	ErrInvalidName  = errors.New("invalid session name")
 	// ErrPeerStalled: the peer does not read what is written to it.

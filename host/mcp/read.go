@@ -1,0 +1,152 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/session"
+)
+
+// Bounds of every reading tool's numbers (SPEC SES-7, SES-8).
+const (
+	maxWaitMs   = 300000   // five minutes, the server's ceiling
+	maxReadSize = 16 << 20 // bytes one read may ask for
+)
+
+// waitIn are the SES-7 wait options, shared by every reading tool.
+type waitIn struct {
+	Until     string `json:"until,omitempty" jsonschema:"return when new output matches this regex (escape sequences ignored)"`
+	Prompt    bool   `json:"prompt,omitempty" jsonschema:"return when a prompt mark the reader has not seen arrives (Telnet GA/EOR)"`
+	IdleMs    int    `json:"idleMs,omitempty" jsonschema:"return after this many ms without new output, once some arrived"`
+	Exit      bool   `json:"exit,omitempty" jsonschema:"return when the session ends"`
+	TimeoutMs int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (at most 300000)"`
+}
+
+// waitBounds refines the schema of a tool that embeds waitIn.
+func waitBounds(p schemaProps) {
+	for _, f := range []string{"idleMs", "timeoutMs"} {
+		p[f].Minimum, p[f].Maximum = ptr(0.0), ptr(float64(maxWaitMs))
+	}
+	p["until"].MaxLength = ptr(session.MaxPatternLen)
+}
+
+// waitSpec turns the wait options (and the seed's waitMs, a ceiling with a
+// settle time) into a session.WaitSpec.
+func waitSpec(w waitIn, waitMs int) (session.WaitSpec, error) {
+	var spec session.WaitSpec
+	if w.Until != "" {
+		re, err := session.CompilePattern(w.Until)
+		if err != nil {
+			return spec, invalid("until", "%v", err)
+		}
+		spec.Until = re
+	}
+	spec.Prompt, spec.Exit = w.Prompt, w.Exit
+	spec.Idle = time.Duration(w.IdleMs) * time.Millisecond
+	spec.Timeout = time.Duration(w.TimeoutMs) * time.Millisecond
+	if waitMs > 0 {
+		if spec.Timeout == 0 {
+			spec.Timeout = time.Duration(waitMs) * time.Millisecond
+		}
+		if spec.Until == nil && !spec.Prompt && spec.Idle == 0 && !spec.Exit {
+			spec.Idle = min(settle, spec.Timeout)
+		}
+	}
+	return spec, nil
+}
+
+// settle is how long output must be quiet before a plain waitMs read
+// returns early: waitMs is a ceiling, not a sleep.
+const settle = 250 * time.Millisecond
+
+// encodings a read can return.
+var encodings = []any{"utf8", "base64", "hex", "binary"}
+
+// readOut is what a read returns.
+type readOut struct {
+	Data      string     `json:"data"`
+	Encoding  string     `json:"encoding"`
+	Bytes     int        `json:"bytes"`
+	Reason    string     `json:"reason"`
+	TimeoutMs int64      `json:"timeoutMs,omitempty"`
+	HasMore   bool       `json:"hasMore"`
+	Evicted   uint64     `json:"evictedBytes,omitempty"`
+	Events    []eventOut `json:"events,omitempty"`
+	State     string     `json:"state"`
+	Error     string     `json:"error,omitempty"`
+}
+
+type eventOut struct {
+	Type   string         `json:"type"`
+	Fields map[string]any `json:"fields,omitempty"`
+}
+
+// read is the one read every reading tool does: wait per spec (with
+// progress notifications when the client asked for them, stopped by
+// cancellation), take what is new, encode it.
+func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, sess *session.Session, spec session.WaitSpec, maxBytes int, enc string) (readOut, error) {
+	if enc == "" {
+		enc = "utf8"
+	}
+	var stop func()
+	if !spec.Empty() {
+		stop = s.progress(ctx, req, sess, sess.WaitCeiling(spec.Timeout))
+	}
+	res, err := sess.Read(ctx, session.ReadOptions{Wait: spec, MaxBytes: maxBytes, UTF8: enc == "utf8"})
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		return readOut{}, err
+	}
+	out := readOut{
+		Data: encode(res.Data, enc), Encoding: enc, Bytes: len(res.Data), Reason: string(res.Reason),
+		TimeoutMs: res.TimeoutMs, HasMore: res.HasMore, Evicted: res.Evicted, State: string(sess.State()),
+	}
+	for _, e := range res.Events {
+		if e.Type == "option" && len(res.Events) > 8 {
+			continue // negotiation chatter: keep results short
+		}
+		out.Events = append(out.Events, eventOut{Type: e.Type, Fields: e.Fields})
+	}
+	if !res.Alive {
+		out.Error = sess.Info().Error
+	}
+	return out, nil
+}
+
+// encode renders bytes in a read's encoding: utf8 (invalid bytes become
+// U+FFFD), base64, hex, or binary (each byte a code point, latin1).
+func encode(p []byte, enc string) string {
+	switch enc {
+	case "base64":
+		return base64.StdEncoding.EncodeToString(p)
+	case "hex":
+		return hex.EncodeToString(p)
+	case "binary":
+		r := make([]rune, len(p))
+		for i, c := range p {
+			r[i] = rune(c)
+		}
+		return string(r)
+	}
+	if !utf8.Valid(p) {
+		return strings.ToValidUTF8(string(p), "\uFFFD")
+	}
+	return string(p)
+}
+
+// lookup finds a session of any kind by id or name; field names the
+// argument for the error.
+func (s *Server) lookup(field, ref string) (*session.Session, error) {
+	if strings.TrimSpace(ref) == "" {
+		return nil, invalid(field, "must be a session id or name, got an empty string")
+	}
+	return s.deps.Sessions.Get(ref)
+}

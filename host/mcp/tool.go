@@ -1,0 +1,293 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// handler is a typed tool handler: it returns the result (marshalled as
+// one compact JSON text block) or an error, which the group's voice turns
+// into what the client sees.
+type handler[In any] func(ctx context.Context, req *sdk.CallToolRequest, in In) (any, error)
+
+// addTool registers a tool through go-sdk's raw AddTool, so that the SDK
+// neither validates nor fills in arguments: we do, in one voice. The input
+// schema is derived from In and refined by edit (bounds, enums, lengths);
+// that same schema is what the arguments are checked against. Absent or
+// null arguments are an empty object. A panic in h is an INTERNAL_ERROR
+// result with the stack in the log; it never ends the server.
+func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
+	sc := schema[In](edit)
+	t.InputSchema = sc
+	s.mcp.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("tool handler panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res, err = s.fail(v, fmt.Errorf("%w: %s failed unexpectedly (%v); the server is still running", errInternal, t.Name, p))
+			}
+		}()
+		var raw json.RawMessage
+		if req != nil && req.Params != nil {
+			raw = req.Params.Arguments
+		}
+		in, err := decodeArgs[In](sc, raw)
+		if err != nil {
+			return s.fail(v, err)
+		}
+		out, err := h(ctx, req, in)
+		if err != nil {
+			return s.fail(v, err)
+		}
+		return ok(out)
+	})
+}
+
+// ok wraps v as a tool result: compact JSON in one text block.
+func ok(v any) (*sdk.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode the result: %v", errInternal, err)
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+}
+
+// schema derives an input schema from T and lets edit refine it (enums,
+// bounds) — the tags alone cannot say everything.
+func schema[T any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("schema for %T: %v", *new(T), err))
+	}
+	if sc.Properties == nil {
+		sc.Properties = map[string]*jsonschema.Schema{}
+	}
+	if edit != nil {
+		edit(sc.Properties)
+	}
+	return sc
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// decodeArgs checks raw arguments against sc and decodes them into In.
+func decodeArgs[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
+	var in In
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var args any
+	if err := dec.Decode(&args); err != nil {
+		return in, &ArgError{Field: "arguments", Msg: "not valid JSON: " + err.Error()}
+	}
+	obj, isObj := args.(map[string]any)
+	if !isObj {
+		return in, &ArgError{Field: "arguments", Msg: "must be an object, got " + describe(args)}
+	}
+	if err := checkObject(sc, obj); err != nil {
+		return in, err
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		// checkObject has vouched for every field; this is a bug.
+		return in, fmt.Errorf("%w: decode arguments: %v", errInternal, err)
+	}
+	return in, nil
+}
+
+// checkObject checks an arguments object against the tool's schema: no
+// unknown fields, required fields present, each value of its type and
+// within its bounds. Fields are checked in sorted order, so the first
+// error is the same every time.
+func checkObject(sc *jsonschema.Schema, obj map[string]any) error {
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range obj {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, name := range names {
+		prop := sc.Properties[name]
+		if prop == nil {
+			accepted := slices.Sorted(func(yield func(string) bool) {
+				for k := range sc.Properties {
+					if !yield(k) {
+						return
+					}
+				}
+			})
+			msg := "unknown field"
+			if len(accepted) > 0 {
+				msg += " (accepted: " + strings.Join(accepted, ", ") + ")"
+			} else {
+				msg += " (this tool takes no arguments)"
+			}
+			return &ArgError{Field: name, Msg: msg}
+		}
+		if err := checkValue(name, prop, obj[name]); err != nil {
+			return err
+		}
+	}
+	for _, name := range sc.Required {
+		if _, present := obj[name]; !present {
+			return &ArgError{Field: name, Msg: "required" + expectedSuffix(sc.Properties[name])}
+		}
+	}
+	return nil
+}
+
+// expectedSuffix says, for a missing field, what it should be.
+func expectedSuffix(sc *jsonschema.Schema) string {
+	if sc == nil || sc.Description == "" {
+		return ""
+	}
+	return " (" + sc.Description + ")"
+}
+
+func checkValue(field string, sc *jsonschema.Schema, v any) error {
+	bad := func(format string, a ...any) error {
+		return &ArgError{Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	typ := sc.Type
+	for _, t := range sc.Types { // ["null", "array"] for a slice
+		if t != "null" {
+			typ = t
+		} else if v == nil {
+			return nil
+		}
+	}
+	switch typ {
+	case "string":
+		s, isStr := v.(string)
+		if !isStr {
+			return bad("must be a string, got %s", describe(v))
+		}
+		if sc.MaxLength != nil && utf8.RuneCountInString(s) > *sc.MaxLength {
+			return bad("must be at most %d characters, got %d", *sc.MaxLength, utf8.RuneCountInString(s))
+		}
+		if len(sc.Enum) > 0 && !slices.Contains(sc.Enum, any(s)) {
+			return bad("must be one of %s, got %s", enumList(sc.Enum), strconv.Quote(clip(s)))
+		}
+	case "integer":
+		n, isNum := v.(json.Number)
+		if !isNum {
+			return bad("must be an integer%s, got %s", rangeText(sc), describe(v))
+		}
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) {
+			return bad("must be an integer%s, got %s", rangeText(sc), clip(string(n)))
+		}
+		if (sc.Minimum != nil && f < *sc.Minimum) || (sc.Maximum != nil && f > *sc.Maximum) {
+			return bad("must be an integer%s, got %s", rangeText(sc), clip(string(n)))
+		}
+		if _, err := strconv.ParseInt(string(n), 10, 64); err != nil && sc.Maximum == nil {
+			return bad("must be an integer that fits in 64 bits, got %s", clip(string(n)))
+		}
+	case "boolean":
+		if _, isBool := v.(bool); !isBool {
+			return bad("must be true or false, got %s", describe(v))
+		}
+	case "array":
+		items, isArr := v.([]any)
+		if !isArr {
+			return bad("must be an array, got %s", describe(v))
+		}
+		if sc.MaxItems != nil && len(items) > *sc.MaxItems {
+			return bad("must have at most %d items, got %d", *sc.MaxItems, len(items))
+		}
+		if sc.Items != nil {
+			for i, it := range items {
+				if err := checkValue(fmt.Sprintf("%s[%d]", field, i), sc.Items, it); err != nil {
+					return err
+				}
+			}
+		}
+	case "object":
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			return bad("must be an object, got %s", describe(v))
+		}
+		if sc.Properties != nil {
+			for k, val := range obj {
+				p := sc.Properties[k]
+				if p == nil {
+					return bad("unknown field %q", k)
+				}
+				if err := checkValue(field+"."+k, p, val); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rangeText says an integer field's bounds: " between 1 and 65535", " of
+// at least 0", " of at most 300000".
+func rangeText(sc *jsonschema.Schema) string {
+	switch {
+	case sc.Minimum != nil && sc.Maximum != nil:
+		return fmt.Sprintf(" between %s and %s", num(*sc.Minimum), num(*sc.Maximum))
+	case sc.Minimum != nil:
+		return " of at least " + num(*sc.Minimum)
+	case sc.Maximum != nil:
+		return " of at most " + num(*sc.Maximum)
+	}
+	return ""
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func enumList(vals []any) string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = fmt.Sprint(v)
+	}
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// describe names a JSON value for an error message, briefly.
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "the string " + strconv.Quote(clip(x))
+	case json.Number:
+		return "the number " + clip(string(x))
+	case bool:
+		return strconv.FormatBool(x)
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// clip shortens what an error quotes back: a 1 MB argument does not come
+// back in the error.
+func clip(s string) string {
+	const max = 40
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max]) + "…"
+}

@@ -1,0 +1,164 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/session"
+)
+
+// TestArgumentVoice: every bad argument gets one voice — the field, what
+// was expected, what was given — checked against the tool's own schema.
+func TestArgumentVoice(t *testing.T) {
+	connect := schema[connectIn](func(p schemaProps) {
+		p["port"].Minimum, p["port"].Maximum = ptr(1.0), ptr(65535.0)
+		p["timeout"].Minimum, p["timeout"].Maximum = ptr(1.0), ptr(float64(maxConnectMs))
+		p["name"].MaxLength = ptr(session.MaxNameLen)
+		p["plugins"].MaxItems = ptr(maxPlugins)
+	})
+	read := schema[readIn](func(p schemaProps) {
+		p["encoding"].Enum = encodings
+		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
+		waitBounds(p)
+	})
+	cases := []struct {
+		name string
+		args string
+		want string // the whole message
+	}{
+		{"null", `null`, "invalid arguments: host: required (host name or IP address)"},
+		{"absent", ``, "invalid arguments: host: required (host name or IP address)"},
+		{"not an object", `[1]`, "invalid arguments: arguments: must be an object, got an array"},
+		{"string port", `{"host":"h","port":"twenty-three"}`, `invalid arguments: port: must be an integer between 1 and 65535, got the string "twenty-three"`},
+		{"zero port", `{"host":"h","port":0}`, "invalid arguments: port: must be an integer between 1 and 65535, got 0"},
+		{"fraction", `{"host":"h","port":22.5}`, "invalid arguments: port: must be an integer between 1 and 65535, got 22.5"},
+		{"huge", `{"host":"h","port":23,"timeout":1e18}`, "invalid arguments: timeout: must be an integer between 1 and 120000, got 1e18"},
+		{"overflow", `{"host":"h","port":23,"timeout":99999999999999999999}`, "invalid arguments: timeout: must be an integer between 1 and 120000, got 99999999999999999999"},
+		{"unknown", `{"host":"h","port":23,"colour":"red"}`, "invalid arguments: colour: unknown field (accepted: cols, host, name, plugins, port, rows, term, timeout)"},
+		{"bool for string", `{"host":true,"port":23}`, "invalid arguments: host: must be a string, got true"},
+		{"long name", `{"host":"h","port":23,"name":"` + strings.Repeat("n", 65) + `"}`, "invalid arguments: name: must be at most 64 characters, got 65"},
+		{"plugin not a string", `{"host":"h","port":23,"plugins":[1]}`, "invalid arguments: plugins[0]: must be a string, got the number 1"},
+		{"bad JSON", `{"host":`, "invalid arguments: arguments: not valid JSON: unexpected EOF"},
+	}
+	for _, c := range cases {
+		_, err := decodeArgs[connectIn](connect, json.RawMessage(c.args))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v\n want %s", c.name, err, c.want)
+		}
+	}
+	for _, c := range []struct{ args, want string }{
+		{`{"sessionId":"s","timeoutMs":18446744073710}`, "invalid arguments: timeoutMs: must be an integer between 0 and 300000, got 18446744073710"},
+		{`{"sessionId":"s","encoding":"ebcdic"}`, `invalid arguments: encoding: must be one of utf8, base64, hex or binary, got "ebcdic"`},
+		{`{"sessionId":"s","maxBytes":0.5}`, "invalid arguments: maxBytes: must be an integer between 1 and 16777216, got 0.5"},
+		{`{"sessionId":"s","idleMs":-1}`, "invalid arguments: idleMs: must be an integer between 0 and 300000, got -1"},
+		{`{"sessionId":"s","until":"` + strings.Repeat("a", 1025) + `"}`, "invalid arguments: until: must be at most 1024 characters, got 1025"},
+	} {
+		_, err := decodeArgs[readIn](read, json.RawMessage(c.args))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v\n want %s", c.args, err, c.want)
+		}
+	}
+	in, err := decodeArgs[readIn](read, json.RawMessage(`{"sessionId":"s","timeoutMs":300000,"until":"x$"}`))
+	if err != nil || in.TimeoutMs != 300000 || in.Until != "x$" {
+		t.Fatalf("valid arguments: %+v %v", in, err)
+	}
+}
+
+// TestPanicIsAnInternalError: a handler that panics gives an
+// INTERNAL_ERROR result; the server goes on serving.
+func TestPanicIsAnInternalError(t *testing.T) {
+	s := &Server{log: discard(), mcp: sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)}
+	addTool(s, telnetVoice, &sdk.Tool{Name: "boom"}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
+		var m map[string]int
+		m["x"] = 1 // assignment to a nil map
+		return nil, nil
+	})
+	addTool(s, telnetVoice, &sdk.Tool{Name: "fine"}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
+		return map[string]bool{"ok": true}, nil
+	})
+	cs := connectInMemory(t, s)
+	for range 2 {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "boom"})
+		if err != nil || !res.IsError || !strings.HasPrefix(text(res), "INTERNAL_ERROR: ") || !strings.Contains(text(res), "nil map") {
+			t.Fatalf("boom: %v %v", text(res), err)
+		}
+	}
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "fine"})
+	if err != nil || res.IsError || text(res) != `{"ok":true}` {
+		t.Fatalf("fine after the panic: %v %v", text(res), err)
+	}
+}
+
+// TestVoices: one error, three tool groups' words and codes.
+func TestVoices(t *testing.T) {
+	s := &Server{log: discard()}
+	notFound := fmt.Errorf("%w: no session has id or name %q", session.ErrNotFound, "x")
+	ended := fmt.Errorf("%w: the peer closed the connection", session.ErrDisconnected)
+	limit := fmt.Errorf("%w: 100 sessions are open", session.ErrLimit)
+	arg := invalid("port", "must be an integer between 1 and 65535, got 0")
+	for _, c := range []struct {
+		err           error
+		telnet, tuple string
+		rpc           int64
+	}{
+		{notFound, "Session not found: no session", "SESSION_NOT_FOUND: Session not found", rpcSession},
+		{ended, "Session disconnected: the peer", "SESSION_DEAD: Session disconnected", rpcSession},
+		{limit, "RESOURCE_LIMIT: limit reached", "RESOURCE_LIMIT: limit reached", rpcSession},
+		{arg, "invalid arguments: port:", "INVALID_INPUT: invalid arguments: port:", rpcInvalidParams},
+		{fmt.Errorf("%w: boom", errInternal), "INTERNAL_ERROR: internal error", "INTERNAL_ERROR: internal error", rpcInternal},
+	} {
+		res, _ := s.fail(telnetVoice, c.err)
+		if !res.IsError || !strings.HasPrefix(text(res), c.telnet) {
+			t.Errorf("telnet voice of %v: %q", c.err, text(res))
+		}
+		res, _ = s.fail(testerVoice, c.err)
+		if !res.IsError || !strings.HasPrefix(text(res), c.tuple) {
+			t.Errorf("tester voice of %v: %q", c.err, text(res))
+		}
+		_, err := s.fail(sshVoice, c.err)
+		var re *jsonrpc.Error
+		if !errors.As(err, &re) || re.Code != c.rpc {
+			t.Errorf("ssh voice of %v: %v", c.err, err)
+		}
+	}
+}
+
+func text(res *sdk.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// connectInMemory connects a go-sdk client to s over in-memory transports.
+func connectInMemory(t *testing.T, s *Server) *sdk.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.mcp.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Close() })
+	return cs
+}
