@@ -101,7 +101,7 @@ func (s *Server) MCP() *sdk.Server { return s.mcp }
 // RunStdio serves one client over stdin/stdout until it goes away; then
 // every session it opened ends (SPEC SES-4).
 func (s *Server) RunStdio(ctx context.Context) error {
-	err := s.mcp.Run(ctx, &sdk.StdioTransport{})
+	err := s.mcp.Run(ctx, &Stdio{})
 	s.deps.Sessions.Close()
 	return err
 }

@@ -1,0 +1,334 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Stdio is the MCP transport over newline-delimited JSON-RPC on stdin and
+// stdout (SPEC MCP-1) that real clients and pipes need:
+//
+//   - A line that is not JSON gets a -32700 error, one that is not a
+//     JSON-RPC 2.0 message a -32600 (with its id when one could be read),
+//     and the server goes on serving: proxies and programs that log to the
+//     wrong stream do send such lines (CLIENTS.md). go-sdk's own stdio
+//     transport ends the connection, and every session with it.
+//   - At the end of input, every request read before it is answered
+//     before the connection ends: `termhost serve < requests.jsonl` gets
+//     its answers. With nothing in flight it ends at once.
+//   - A line longer than MaxLine is refused without being held in memory.
+type Stdio struct {
+	In      io.Reader // default os.Stdin
+	Out     io.Writer // default os.Stdout
+	MaxLine int       // default 64 MiB
+}
+
+// DefaultMaxLine bounds one JSON-RPC line.
+const DefaultMaxLine = 64 << 20
+
+// Connect implements sdk.Transport.
+func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
+	in, out := t.In, t.Out
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = os.Stdout
+	}
+	max := t.MaxLine
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	c := &stdioConn{
+		out:     out,
+		max:     max,
+		msgs:    make(chan msgOrErr),
+		closed:  make(chan struct{}),
+		pending: make(map[string]struct{}),
+		settled: make(chan struct{}, 1),
+	}
+	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
+	return c, nil
+}
+
+type msgOrErr struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type stdioConn struct {
+	out     io.Writer
+	max     int
+	writeMu sync.Mutex
+
+	msgs      chan msgOrErr
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	mu      sync.Mutex
+	pending map[string]struct{} // requests read and not yet answered
+	settled chan struct{}       // signalled when pending empties
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// Read implements sdk.Connection.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.msgs:
+		return m.msg, m.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// Write implements sdk.Connection.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	if err := c.writeLine(data); err != nil {
+		return err
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(idKey(r.ID))
+	}
+	return nil
+}
+
+func (c *stdioConn) writeLine(data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.out.Write(append(data, '\n'))
+	return err
+}
+
+// Close implements sdk.Connection.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// readLoop reads lines until the end of input, hands valid messages to
+// Read, answers invalid ones itself, and at the end waits for the requests
+// in flight to be answered before reporting EOF.
+func (c *stdioConn) readLoop(r *bufio.Reader) {
+	for {
+		line, tooLong, err := c.readLine(r)
+		switch {
+		case tooLong:
+			c.reject(jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf("message longer than %d bytes", c.max))
+		case len(bytes.TrimSpace(line)) > 0:
+			if msg := c.parse(bytes.TrimSpace(line)); msg != nil {
+				select {
+				case c.msgs <- msgOrErr{msg: msg}:
+				case <-c.closed:
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.drain()
+			select {
+			case c.msgs <- msgOrErr{err: io.EOF}:
+			case <-c.closed:
+			}
+			return
+		}
+	}
+}
+
+// readLine reads one line, without its newline. A line longer than the
+// limit is skipped up to its newline (tooLong), never held whole.
+func (c *stdioConn) readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(frag) > c.max+1 {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), tooLong, err
+	}
+}
+
+// envelope is a JSON-RPC 2.0 message as it comes, for checking.
+type envelope struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// parse checks one line and returns its message, or answers the error and
+// returns nil.
+func (c *stdioConn) parse(line []byte) jsonrpc.Message {
+	if !json.Valid(line) {
+		c.reject(jsonrpc.CodeParseError, nil, "parse error: the line is not JSON")
+		return nil
+	}
+	if line[0] != '{' {
+		what := "a JSON " + map[byte]string{'[': "array (batches are not supported)", '"': "string", 'n': "null", 't': "boolean", 'f': "boolean"}[line[0]]
+		if line[0] >= '0' && line[0] <= '9' || line[0] == '-' {
+			what = "a JSON number"
+		}
+		c.reject(jsonrpc.CodeInvalidRequest, nil, "invalid request: expected a JSON-RPC 2.0 message object, got "+what)
+		return nil
+	}
+	var e envelope
+	if err := json.Unmarshal(line, &e); err != nil {
+		c.reject(jsonrpc.CodeInvalidRequest, nil, "invalid request: "+err.Error())
+		return nil
+	}
+	id, idErr := parseID(e.ID)
+	switch {
+	case idErr != nil:
+		c.reject(jsonrpc.CodeInvalidRequest, nil, "invalid request: "+idErr.Error())
+		return nil
+	case e.JSONRPC == nil || *e.JSONRPC != "2.0":
+		got := "none"
+		if e.JSONRPC != nil {
+			got = strconv.Quote(*e.JSONRPC)
+		}
+		c.reject(jsonrpc.CodeInvalidRequest, id, `invalid request: "jsonrpc" must be "2.0", got `+got)
+		return nil
+	case e.Method != nil:
+		if *e.Method == "" {
+			c.reject(jsonrpc.CodeInvalidRequest, id, `invalid request: "method" is empty`)
+			return nil
+		}
+		if len(e.Params) > 0 && e.Params[0] != '{' && string(e.Params) != "null" {
+			c.reject(jsonrpc.CodeInvalidParams, id, `invalid params: "params" must be an object`)
+			return nil
+		}
+		if id.IsValid() {
+			c.inFlight(idKey(id))
+		}
+		if *e.Method == "notifications/cancelled" {
+			c.cancelled(e.Params)
+		}
+		return &jsonrpc.Request{ID: id, Method: *e.Method, Params: e.Params}
+	case !id.IsValid():
+		c.reject(jsonrpc.CodeInvalidRequest, nil, `invalid request: a message needs a "method", or an "id" and a "result" or "error"`)
+		return nil
+	case e.Result == nil && e.Error == nil:
+		c.reject(jsonrpc.CodeInvalidRequest, id, `invalid request: a response needs a "result" or an "error"`)
+		return nil
+	}
+	r := &jsonrpc.Response{ID: id, Result: e.Result}
+	if e.Error != nil {
+		r.Error = e.Error
+	}
+	return r
+}
+
+// parseID reads a JSON-RPC id: absent, a string or an integer.
+func parseID(raw json.RawMessage) (jsonrpc.ID, error) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, nil
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return jsonrpc.ID{}, err
+	}
+	switch x := v.(type) {
+	case string:
+		return jsonrpc.MakeID(x)
+	case json.Number:
+		n, err := strconv.ParseInt(string(x), 10, 64)
+		if err != nil {
+			return jsonrpc.ID{}, fmt.Errorf(`"id" must be a string or an integer, got %s`, x)
+		}
+		return jsonrpc.MakeID(float64(n))
+	}
+	return jsonrpc.ID{}, fmt.Errorf(`"id" must be a string or an integer, got %s`, describe(v))
+}
+
+// reject answers a line that cannot be served.
+func (c *stdioConn) reject(code int64, id any, msg string) {
+	resp := map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}}
+	if i, ok := id.(jsonrpc.ID); ok && i.IsValid() {
+		resp["id"] = i.Raw()
+	}
+	data, _ := json.Marshal(resp)
+	c.writeLine(data)
+}
+
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+func (c *stdioConn) inFlight(key string) {
+	c.mu.Lock()
+	c.pending[key] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *stdioConn) answered(key string) {
+	c.mu.Lock()
+	delete(c.pending, key)
+	empty := len(c.pending) == 0
+	c.mu.Unlock()
+	if empty {
+		select {
+		case c.settled <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// cancelled: a request the client gave up on needs no answer (the server
+// may send none), so the end of input does not wait for it.
+func (c *stdioConn) cancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
+		c.answered(idKey(id))
+	}
+}
+
+// drain waits until every request read has been answered, or the
+// connection is closed.
+func (c *stdioConn) drain() {
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.settled:
+		case <-c.closed:
+			return
+		}
+	}
+}
