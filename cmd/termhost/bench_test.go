@@ -51,7 +51,7 @@ func BenchmarkRoundTripBusyBox(b *testing.B) {
 	waitListening(b, port)
 	raw := dialRaw(b, port)
 	defer raw.Close()
-	cs := startServe(b)
+	cs := startServe(b, "--log-level", "info") // as users run it
 	id := mustCall(b, cs, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
 	mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "until": `[#$] $`, "timeoutMs": 10000})
 	var samples, floor []time.Duration

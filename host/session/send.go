@@ -28,30 +28,32 @@ func (s *Session) Send(ctx context.Context, p []byte) error {
 	w.reset()
 	w.stack = append(w.stack, step{i: len(s.chain) - 1, dir: abi.Outbound, data: p})
 	w.run()
-	b, err := w.commit(true)
+	b := w.commit(true)
 	s.unlockChain()
 	s.touch()
+	return s.deliver(ctx, b, deadline)
+}
+
+// deliver writes a batch someone waits for and returns how it went: at
+// once from this goroutine when the writer is idle, else through the
+// writer's queue, waiting at most until deadline (plus a moment for the
+// writer to report) or until ctx ends.
+func (s *Session) deliver(ctx context.Context, b *batch, deadline time.Time) error {
+	if b == nil {
+		return nil // the chain consumed the input: nothing to write
+	}
+	wrote, err := s.wr.writeNow(ctx, b)
 	if err != nil {
 		return err
 	}
-	return s.await(ctx, b, deadline)
-}
-
-// await waits for a batch to be written, at most until deadline (plus a
-// moment for the writer to report) or until ctx ends.
-func (s *Session) await(ctx context.Context, b *batch, deadline time.Time) error {
-	if b == nil {
-		return nil // the chain consumed the input: nothing to write
+	if wrote {
+		return s.result(b)
 	}
 	t := time.NewTimer(time.Until(deadline) + 250*time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-b.done:
-		n, err := b.result()
-		if err != nil && !s.Alive() {
-			return fmt.Errorf("%w after %d of %d bytes were written: %v", s.disconnectedErr(), n, len(b.data), err)
-		}
-		return err
+		return s.result(b)
 	case <-ctx.Done():
 		if b.cancel() {
 			return fmt.Errorf("cancelled before anything was written: %w", ctx.Err())
@@ -63,6 +65,15 @@ func (s *Session) await(ctx context.Context, b *batch, deadline time.Time) error
 		}
 		return fmt.Errorf("%w: the write did not finish within %v", ErrPeerStalled, s.cfg.WriteTimeout)
 	}
+}
+
+// result is how a written batch went, said for the caller.
+func (s *Session) result(b *batch) error {
+	n, err := b.result()
+	if err != nil && !s.Alive() {
+		return fmt.Errorf("%w after %d of %d bytes were written: %v", s.disconnectedErr(), n, len(b.data), err)
+	}
+	return err
 }
 
 // Control sends a JSON control request (e.g. {"op":"interrupt"}) to the
@@ -108,15 +119,12 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 		}
 	}
 	reply = w.reply
-	b, err := w.commit(true)
+	b := w.commit(true)
 	s.unlockChain()
-	if err != nil {
-		return reply, handled, err
-	}
 	if !handled {
 		return nil, false, firstErr
 	}
-	return reply, true, s.await(ctx, b, deadline)
+	return reply, true, s.deliver(ctx, b, deadline)
 }
 
 // Interrupt delivers the kind's interrupt (SPEC SES-10): op is

@@ -281,9 +281,9 @@ func (w *walker) overflow() {
 }
 
 // commit publishes a walk: the staged bytes and the events become visible
-// together, waiters wake, and what goes to the peer is handed to the
-// writer as one batch (returned, nil if none).
-func (w *walker) commit(ack bool) (*batch, error) {
+// together and waiters wake. What goes to the peer is returned as one
+// batch (nil if none), with a done channel if ack.
+func (w *walker) commit(ack bool) *batch {
 	s := w.s
 	from, to := s.buf.Commit()
 	now := time.Now()
@@ -305,14 +305,25 @@ func (w *walker) commit(ack bool) (*batch, error) {
 		go s.end(w.fatal)
 	}
 	if len(w.out) == 0 {
-		return nil, nil
+		return nil
 	}
 	b := &batch{data: w.out, deadline: now.Add(s.cfg.WriteTimeout)}
 	w.out = nil // the batch owns those bytes now
 	if ack {
 		b.done = make(chan struct{})
 	}
-	return b, s.wr.submit(b)
+	return b
+}
+
+// submit hands a batch nobody waits for (replies the plugins made) to the
+// writer.
+func (s *Session) submit(b *batch) {
+	if b == nil {
+		return
+	}
+	if err := s.wr.submit(b); err != nil {
+		s.log.Warn("output to the peer dropped", "bytes", len(b.data), "err", err)
+	}
 }
 
 // lockChain takes the chain for one walk, waiting at most until ctx ends.
@@ -342,9 +353,7 @@ func (s *Session) inbound(p []byte) {
 	w.reset()
 	w.stack = append(w.stack, step{i: 0, dir: abi.Inbound, data: p})
 	w.run()
-	if _, err := w.commit(false); err != nil {
-		s.log.Warn("reply to the peer dropped", "err", err)
-	}
+	s.submit(w.commit(false))
 }
 
 // asyncOut is output plugin i made outside a chunk.
@@ -410,9 +419,7 @@ func (s *Session) drainAsync() {
 			w.queue(step{}, false)
 			w.run()
 		}
-		if _, err := w.commit(false); err != nil {
-			s.log.Warn("plugin output to the peer dropped", "err", err)
-		}
+		s.submit(w.commit(false))
 		s.unlockChain()
 	}
 }

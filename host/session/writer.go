@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -66,6 +67,7 @@ type writer struct {
 	mu      sync.Mutex
 	q       []*batch
 	queued  int
+	writing bool  // a batch is being written (by the goroutine or a sender)
 	closed  error // set once the writer stops: every later submit fails with it
 	wake    chan struct{}
 	quit    chan struct{}
@@ -102,10 +104,11 @@ func (w *writer) run() {
 	for {
 		w.mu.Lock()
 		var b *batch
-		if len(w.q) > 0 {
+		if len(w.q) > 0 && !w.writing {
 			b = w.q[0]
 			w.q[0] = nil
 			w.q = w.q[1:]
+			w.writing = true
 		}
 		w.mu.Unlock()
 		if b == nil {
@@ -121,20 +124,63 @@ func (w *writer) run() {
 		b.started = true
 		b.mu.Unlock()
 		if skip {
-			w.dequeued(b)
+			w.done(b, true)
 			b.finish(0, errors.New("cancelled before it was written"))
 			continue
 		}
 		n, err := w.write(b)
-		w.dequeued(b)
+		w.done(b, true)
 		b.finish(n, err)
 	}
 }
 
-func (w *writer) dequeued(b *batch) {
+// done ends a write: the next may start.
+func (w *writer) done(b *batch, queued bool) {
 	w.mu.Lock()
-	w.queued -= len(b.data)
+	if queued {
+		w.queued -= len(b.data)
+	}
+	w.writing = false
+	more := len(w.q) > 0
 	w.mu.Unlock()
+	if more {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// writeNow writes b from the caller's goroutine when nothing is queued or
+// being written — the common case of a tool call's send, spared the hand-off
+// to the writer goroutine and back — else queues it. It reports whether
+// it wrote; the batch is finished either way once written. Cancelling ctx
+// during the write cuts it short at once, where the link allows.
+func (w *writer) writeNow(ctx context.Context, b *batch) (wrote bool, err error) {
+	w.mu.Lock()
+	if w.closed != nil {
+		w.mu.Unlock()
+		return false, w.closed
+	}
+	d, bounded := w.link.(link.WriteDeadliner)
+	if len(w.q) > 0 || w.writing || !bounded {
+		// Busy, or a link whose writes cannot be bounded: the writer
+		// goroutine writes it and the caller's wait is bounded instead.
+		w.mu.Unlock()
+		return false, w.submit(b)
+	}
+	w.writing = true
+	b.started = true
+	w.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { d.SetWriteDeadline(time.Now()) })
+	n, werr := w.write(b)
+	stop()
+	if werr != nil && ctx.Err() != nil {
+		werr = fmt.Errorf("cancelled while being written, after %d of %d bytes: %w", n, len(b.data), ctx.Err())
+	}
+	w.done(b, false)
+	b.finish(n, werr)
+	return true, nil
 }
 
 func (w *writer) write(b *batch) (int, error) {
