@@ -34,12 +34,16 @@
 // can be saved with [Conn.MarshalState] and restored into another Conn with
 // [Conn.UnmarshalState], e.g. to move a session between wasm instances.
 //
-// Plain text is fast: Receive finds the next IAC (and, outside BINARY mode,
-// CR) with bytes.IndexByte and hands whole runs to Data as sub-slices of the
-// input. When a chunk contains nothing to rewrite, Receive passes the chunk
-// itself to Data in one call and returns plain == true, letting an adapter
-// skip a copy. Nothing is allocated per byte; the few internal buffers are
-// reused.
+// Plain text is fast: Receive looks for the first IAC or (outside BINARY
+// mode) CR NUL in one pass and hands the data before it to Data as a
+// sub-slice of the input. When a chunk contains nothing to rewrite, Receive
+// passes the chunk itself to Data in one call and returns plain == true,
+// letting an adapter skip a copy. Escaped data is fast too: from the first
+// IAC IAC or CR NUL of a chunk on, Receive unescapes the rest of the chunk's
+// data into a buffer of its own, 64 bytes at a time without a branch (a
+// wasm host's termination checks charge for branches, not for bytes; see
+// unescape.go), and calls Data once per stretch between two commands.
+// Nothing is allocated per byte; the few internal buffers are reused.
 //
 // # Option negotiation: the Q method
 //

@@ -41,3 +41,63 @@ func indexByte(p []byte, c byte) int {
 	}
 	return -1
 }
+
+// indexSpecial returns the index of the first byte of p that keeps p from
+// being passed on as data unchanged: an IAC or, if nvt, a NUL right after a
+// CR. It returns -1 if there is none.
+//
+// Both tests are one pass, 32 bytes per iteration, so that a line's CR LF
+// costs nothing (stopping at every CR to look at the next byte would cost a
+// check per line under a guard). The per-byte tests are exact (no borrow
+// crosses a byte), so a CR flag can be shifted onto the next byte and
+// carried into the next word.
+func indexSpecial(p []byte, nvt bool) int {
+	var crs uint64 // CR flags count only outside BINARY mode
+	if nvt {
+		crs = hiBits
+	}
+	var carry uint64 // hiBits&0xff if the byte before the current word was a CR
+	i := 0
+	for ; i+32 <= len(p); i += 32 {
+		q := (*[32]byte)(p[i:])
+		a, ca := specialWord(binary.LittleEndian.Uint64(q[0:]), carry, crs)
+		b, cb := specialWord(binary.LittleEndian.Uint64(q[8:]), ca, crs)
+		d, cd := specialWord(binary.LittleEndian.Uint64(q[16:]), cb, crs)
+		e, ce := specialWord(binary.LittleEndian.Uint64(q[24:]), cd, crs)
+		if a|b|d|e != 0 {
+			switch {
+			case a != 0:
+				return i + bits.TrailingZeros64(a)/8
+			case b != 0:
+				return i + 8 + bits.TrailingZeros64(b)/8
+			case d != 0:
+				return i + 16 + bits.TrailingZeros64(d)/8
+			}
+			return i + 24 + bits.TrailingZeros64(e)/8
+		}
+		carry = ce
+	}
+	for ; i+8 <= len(p); i += 8 {
+		var m uint64
+		if m, carry = specialWord(binary.LittleEndian.Uint64(p[i:]), carry, crs); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	prevCR := carry != 0
+	for ; i < len(p); i++ {
+		if p[i] == IAC || p[i] == 0 && prevCR {
+			return i
+		}
+		prevCR = nvt && p[i] == '\r'
+	}
+	return -1
+}
+
+// specialWord flags (high bit of the byte) the IACs in the little-endian
+// word x and, where crs is hiBits, the NULs after a CR; carry flags byte 0
+// as following a CR. It returns the flags and the carry for the next word.
+func specialWord(x, carry, crs uint64) (m, carryOut uint64) {
+	ff := x & (x&low7 + loBits) & hiBits
+	cr := zeroBytes(x^crBytes) & crs
+	return ff | (cr<<8|carry)&zeroBytes(x), cr >> 56
+}
