@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,6 +88,38 @@ func TestTelnetPlugin(t *testing.T) {
 		}
 		if _, err := p.ImportState(2, []byte("garbage")); err == nil {
 			t.Error("garbage state accepted")
+		}
+	})
+}
+
+// Escaped data reaches the user as one emission per chunk: keepalives
+// (IAC NOP) neither split it nor show up as events; other commands are
+// events in their place.
+func TestTelnetPluginEscaped(t *testing.T) {
+	sdktest.Both(t, newSession, "telnet.wasm", nil, func(t *testing.T, p sdktest.Plugin) {
+		if _, err := p.Open(1, abi.KindTelnet, nil); err != nil {
+			t.Fatal(err)
+		}
+		in := bytes.Repeat([]byte("ab\xff\xff\r\x00\xff\xf1"), 1000)
+		a, ems, err := p.Data(1, abi.Inbound, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != abi.Consumed || len(ems) != 1 || ems[0].Stream != abi.ToUser {
+			t.Fatalf("action %d, %d emissions; want one to_user", a, len(ems))
+		}
+		if want := bytes.Repeat([]byte("ab\xff\r"), 1000); !bytes.Equal(ems[0].Data, want) {
+			t.Fatalf("to_user %q…, want %q…", ems[0].Data[:16], want[:16])
+		}
+		_, ems, _ = p.Data(1, abi.Inbound, []byte("x\xff\xffy\xff\xf6z\xff\xf9\xff\xf9"))
+		var got []string
+		for _, em := range ems {
+			got = append(got, string(em.Data))
+		}
+		want := []string{"x\xffy", `{"type":"command","command":246}`, "z",
+			`{"type":"prompt","mark":"GA"}`, `{"type":"prompt","mark":"GA"}`}
+		if !slices.Equal(got, want) {
+			t.Fatalf("emissions %q\nwant %q", got, want)
 		}
 	})
 }
