@@ -50,6 +50,7 @@ func newSession(o sdk.Open) (sdk.Session, error) {
 	}
 	s := &session{conn: proto.New(proto.Config{
 		Term: opt.Term, Cols: uint16(opt.Cols), Rows: uint16(opt.Rows), Speed: opt.Speed, Env: opt.Env,
+		DropNOP: true, // keepalives are noise to an agent
 	})}
 	return s, nil
 }
@@ -96,9 +97,6 @@ func (k *sink) Send(p []byte) {
 }
 
 func (k *sink) Event(e proto.Event) {
-	if e.Kind == proto.EventCommand && e.Command == proto.NOP {
-		return // keepalives are noise to an agent; data around them stays one run
-	}
 	k.flush()
 	// Events are built in a reused buffer: a peer can send a prompt mark
 	// every two bytes, and an allocation each would be most of their cost.

@@ -37,6 +37,7 @@ type Conn struct {
 	verb       byte  // negotiation verb in state stOpt
 	sbOpt      byte  // option of the current subnegotiation
 	crPending  bool  // last data byte was a CR; drop a following NUL
+	dropNOP    bool  // Config.DropNOP
 	sbOverflow bool  // current subnegotiation exceeded MaxSubneg
 	sb         []byte
 	ttypePos   int // RFC 1091 cycle position, 0..len(terms)
@@ -73,6 +74,7 @@ func (c *Conn) setConfig(cfg Config) {
 	if c.rows == 0 {
 		c.rows = 24
 	}
+	c.dropNOP = cfg.DropNOP
 	c.speed = cfg.Speed
 	if c.speed == "" {
 		c.speed = "38400,38400"
@@ -184,8 +186,9 @@ func (c *Conn) Receive(p []byte, s Sink) (plain bool) {
 // was passed to Data as one call.
 //
 // Data that needs no rewriting is passed on as sub-slices of p. From the
-// first IAC IAC or CR NUL on, the rest of the chunk's data is copied and
-// unescaped into c.dbuf instead (see unescape.go).
+// first IAC IAC or CR NUL (or, with DropNOP, IAC NOP) on, the rest of the
+// chunk's data is copied and unescaped into c.dbuf instead, and the
+// commands on the way are handled there (see unescape.go).
 func (c *Conn) data(p []byte, i int, s Sink) (next int, whole bool) {
 	if len(c.dbuf) > 0 {
 		// This chunk's data is being copied already: keep copying, that
@@ -203,7 +206,7 @@ func (c *Conn) data(p []byte, i int, s Sink) (next int, whole bool) {
 	switch {
 	case p[j] != IAC: // the NUL of a CR NUL
 		return c.unescape(p, i, j, 1, s), false
-	case j+1 < len(p) && p[j+1] == IAC:
+	case j+1 < len(p) && (p[j+1] == IAC || p[j+1] == NOP && c.dropNOP):
 		return c.unescape(p, i, j, 0, s), false
 	}
 	if j > i {
@@ -229,6 +232,10 @@ func (c *Conn) command(b byte, s Sink) {
 		s.Event(Event{Kind: EventPrompt, Prompt: PromptGA})
 	case EOR:
 		s.Event(Event{Kind: EventPrompt, Prompt: PromptEOR})
+	case NOP:
+		if !c.dropNOP {
+			s.Event(Event{Kind: EventCommand, Command: b})
+		}
 	default:
 		s.Event(Event{Kind: EventCommand, Command: b})
 	}

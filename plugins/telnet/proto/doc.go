@@ -96,8 +96,9 @@
 //   - GA and EOR are reported as EventPrompt; IAC followed by any other
 //     byte that is not a negotiation verb, SB or IAC (NOP, DM, BRK, IP, AO,
 //     AYT, EC, EL, a stray SE, or an invalid byte below 239) is reported as
-//     EventCommand with the byte in Event.Command. DM is not treated as a
-//     Synch (there is no TCP urgent data in a sans-IO core).
+//     EventCommand with the byte in Event.Command, except NOP when
+//     Config.DropNOP is set. DM is not treated as a Synch (there is no TCP
+//     urgent data in a sans-IO core).
 //   - GA and EOR are reported whether or not SGA / the EOR option were
 //     negotiated.
 //   - DO TIMING-MARK is refused like any unsupported option (WONT TM).

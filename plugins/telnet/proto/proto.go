@@ -150,6 +150,10 @@ type Config struct {
 	Cols, Rows uint16            // NAWS, default 80x24 (each zero one)
 	Speed      string            // TSPEED answer, default "38400,38400"
 	Env        map[string]string // NEW-ENVIRON answers; empty unless configured
+	// DropNOP consumes IAC NOP (a keepalive) without an EventCommand, so
+	// that keepalives cost no more than escaped data. It is the host's
+	// choice, not part of the state snapshot.
+	DropNOP bool
 }
 
 var optionNames = [...]string{

@@ -45,13 +45,16 @@ func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 	d := c.dbuf[:cap(c.dbuf)]
 	w := mark + copy(d[mark:], p[start:i])
 	for {
-		var nvt uint64 // recomputed after every command: the Sink may have called Request
+		var nvt, nop uint64 // nvt is recomputed after every command: the Sink may have called Request
 		if c.him[BINARY] != qYES {
 			nvt = 1
 		}
+		if c.dropNOP {
+			nop = 1
+		}
 		var k, n, e, cmd uint64
 		for ; i+blockLen <= len(p); i += blockLen {
-			k, n, e, cr, cmd = unescapeBlock((*[blockLen]byte)(d[w:]), (*[blockLen]byte)(p[i:]), blockLen, e, cr, nvt)
+			k, n, e, cr, cmd = unescapeBlock((*[blockLen]byte)(d[w:]), (*[blockLen]byte)(p[i:]), blockLen, e, cr, nvt, nop)
 			w += int(k)
 			if cmd != 0 {
 				break
@@ -60,7 +63,7 @@ func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 		if cmd == 0 && i < len(p) {
 			var tail [blockLen]byte
 			copy(tail[:], p[i:])
-			k, n, e, cr, cmd = unescapeBlock((*[blockLen]byte)(d[w:]), &tail, uint64(len(p)-i), e, cr, nvt)
+			k, n, e, cr, cmd = unescapeBlock((*[blockLen]byte)(d[w:]), &tail, uint64(len(p)-i), e, cr, nvt, nop)
 			w += int(k)
 		}
 		i += int(n)
@@ -101,35 +104,36 @@ func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 // unescapeBlock unescapes the first n (1 ≤ n ≤ 64) bytes of in into out,
 // up to the first command. e is 1 if the byte before in[0] was an IAC that
 // starts an escape or command; cr is 1 if it was a data CR and nvt is 1
-// (outside BINARY mode, where CR NUL stands for CR). It returns the number
+// (outside BINARY mode, where CR NUL stands for CR). nop is 1 to drop IAC
+// NOP like an escape that stands for nothing. It returns the number
 // of bytes stored in out, the number of input bytes used, and either
 // cmd == 1 (in[used] is a command byte: it follows an unpaired IAC and is
 // not an IAC) or the states after in[n-1].
 //
 // No branches, no bounds checks (see the top of the file). Bytes past
 // out[k] are overwritten with garbage.
-func unescapeBlock(out, in *[blockLen]byte, n, e, cr, nvt uint64) (k, used, eOut, crOut, cmd uint64) {
+func unescapeBlock(out, in *[blockLen]byte, n, e, cr, nvt, nop uint64) (k, used, eOut, crOut, cmd uint64) {
 	// Bit j of ff: in[j] is an IAC. Bit j of crnul: in[j] is a NUL after
-	// a data CR (nvt only).
+	// a data CR (nvt only). Bit j of nops: in[j] is a NOP.
 	crs := -nvt & hiBits
 	carry := cr & nvt << 7
-	var ff, crnul, f, z uint64
-	f, z, carry = maskWord(binary.LittleEndian.Uint64(in[0:]), carry, crs)
-	ff, crnul = f, z
-	f, z, carry = maskWord(binary.LittleEndian.Uint64(in[8:]), carry, crs)
-	ff, crnul = ff|f<<8, crnul|z<<8
-	f, z, carry = maskWord(binary.LittleEndian.Uint64(in[16:]), carry, crs)
-	ff, crnul = ff|f<<16, crnul|z<<16
-	f, z, carry = maskWord(binary.LittleEndian.Uint64(in[24:]), carry, crs)
-	ff, crnul = ff|f<<24, crnul|z<<24
-	f, z, carry = maskWord(binary.LittleEndian.Uint64(in[32:]), carry, crs)
-	ff, crnul = ff|f<<32, crnul|z<<32
-	f, z, carry = maskWord(binary.LittleEndian.Uint64(in[40:]), carry, crs)
-	ff, crnul = ff|f<<40, crnul|z<<40
-	f, z, carry = maskWord(binary.LittleEndian.Uint64(in[48:]), carry, crs)
-	ff, crnul = ff|f<<48, crnul|z<<48
-	f, z, _ = maskWord(binary.LittleEndian.Uint64(in[56:]), carry, crs)
-	ff, crnul = ff|f<<56, crnul|z<<56
+	var ff, crnul, nops, f, z, o uint64
+	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[0:]), carry, crs)
+	ff, crnul, nops = f, z, o
+	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[8:]), carry, crs)
+	ff, crnul, nops = ff|f<<8, crnul|z<<8, nops|o<<8
+	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[16:]), carry, crs)
+	ff, crnul, nops = ff|f<<16, crnul|z<<16, nops|o<<16
+	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[24:]), carry, crs)
+	ff, crnul, nops = ff|f<<24, crnul|z<<24, nops|o<<24
+	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[32:]), carry, crs)
+	ff, crnul, nops = ff|f<<32, crnul|z<<32, nops|o<<32
+	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[40:]), carry, crs)
+	ff, crnul, nops = ff|f<<40, crnul|z<<40, nops|o<<40
+	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[48:]), carry, crs)
+	ff, crnul, nops = ff|f<<48, crnul|z<<48, nops|o<<48
+	f, z, o, _ = maskWord(binary.LittleEndian.Uint64(in[56:]), carry, crs)
+	ff, crnul, nops = ff|f<<56, crnul|z<<56, nops|o<<56
 
 	// Pair the IACs of each run from its start: the first of each pair is
 	// dropped, the second is a 0xFF data byte. So the dropped IACs of a run
@@ -144,15 +148,18 @@ func unescapeBlock(out, in *[blockLen]byte, n, e, cr, nvt uint64) (k, used, eOut
 	evenRuns := ff &^ (ff + starts&(even^e))
 	firsts := evenRuns&even | ff&^evenRuns&^even
 	// A command byte follows an unpaired IAC and is not an IAC. One at or
-	// past n (in bytes that do not count) leaves used == n.
-	cmds := (firsts<<1 | e) &^ ff
+	// past n (in bytes that do not count) leaves used == n. With nop, a
+	// NOP there is dropped like the IAC before it.
+	pending := firsts<<1 | e
+	quiet := pending & nops & -nop
+	cmds := pending &^ ff &^ quiet
 	used = min(uint64(bits.TrailingZeros64(cmds)), n)
 	cmd = (used - n) >> 63
 	eOut = firsts >> ((n - 1) & (blockLen - 1)) & 1
 	last := uint64(in[(n-1)&(blockLen-1)]) ^ '\r' // 0 if in[n-1] is a CR
 	crOut = (last - 1) >> 63 & nvt
 
-	keep := ^(firsts | crnul) & (uint64(1)<<used - 1)
+	keep := ^(firsts | crnul | quiet) & (uint64(1)<<used - 1)
 	k, keep = put(out, 0, in[0], keep)
 	k, keep = put(out, k, in[1], keep)
 	k, keep = put(out, k, in[2], keep)
@@ -229,12 +236,14 @@ func put(out *[blockLen]byte, k uint64, b byte, keep uint64) (uint64, uint64) {
 	return k + keep&1, keep >> 1
 }
 
-// maskWord returns, one bit per byte of the little-endian word x, its IACs
-// and, where crs is hiBits, its NULs after a CR; carry is hiBits&0xff if
-// the byte before x was a CR, and carryOut the same for the next word.
-func maskWord(x, carry, crs uint64) (ff, crnul, carryOut uint64) {
+// maskWord returns, one bit per byte of the little-endian word x, its
+// IACs, its NULs after a CR (where crs is hiBits) and its NOPs; carry is
+// hiBits&0xff if the byte before x was a CR, and carryOut the same for the
+// next word.
+func maskWord(x, carry, crs uint64) (ff, crnul, nop, carryOut uint64) {
 	cr := zeroBytes(x^crBytes) & crs
-	return gather(x & (x&low7 + loBits) & hiBits), gather((cr<<8 | carry) & zeroBytes(x)), cr >> 56
+	ff = gather(x & (x&low7 + loBits) & hiBits)
+	return ff, gather((cr<<8 | carry) & zeroBytes(x)), gather(zeroBytes(x ^ nopBytes)), cr >> 56
 }
 
 // gather packs the high bits of the eight bytes of m (all other bits
@@ -243,10 +252,11 @@ func maskWord(x, carry, crs uint64) (ff, crnul, carryOut uint64) {
 func gather(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
 
 const (
-	loBits  = 0x0101010101010101
-	hiBits  = 0x8080808080808080
-	low7    = 0x7f7f7f7f7f7f7f7f
-	crBytes = '\r' * loBits
+	loBits   = 0x0101010101010101
+	hiBits   = 0x8080808080808080
+	low7     = 0x7f7f7f7f7f7f7f7f
+	crBytes  = '\r' * loBits
+	nopBytes = uint64(NOP) * loBits
 )
 
 // zeroBytes sets the high bit of exactly the zero bytes of x: no borrow

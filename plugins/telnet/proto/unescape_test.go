@@ -8,9 +8,11 @@ import (
 )
 
 // refBlock is unescapeBlock written the obvious way, one byte at a time.
-func refBlock(in []byte, e, cr, nvt bool) (out []byte, used int, eOut, crOut, cmd bool) {
+func refBlock(in []byte, e, cr, nvt, nop bool) (out []byte, used int, eOut, crOut, cmd bool) {
 	for j, b := range in {
 		switch {
+		case e && nop && b == NOP:
+			e = false
 		case e && b != IAC:
 			return out, j, false, false, true
 		case e:
@@ -41,7 +43,7 @@ func TestUnescapeBlock(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		// Mostly well-formed escapes, so that many blocks hold no command
 		// and their outgoing states are checked too.
-		tokens := []string{"\xff\xff", "\xff\xff", "\r", "\r\x00", "\x00", "a", "\xf1", "\x7f", "\x80", "\xfe", "\x8d", "\xff"}
+		tokens := []string{"\xff\xff", "\xff\xff", "\r", "\r\x00", "\x00", "a", "\xf1", "\xff\xf1", "\x7f", "\x80", "\xfe", "\x8d", "\xff"}
 		var in [blockLen]byte
 		var b []byte
 		for len(b) < blockLen {
@@ -50,20 +52,21 @@ func TestUnescapeBlock(t *testing.T) {
 		copy(in[:], b)
 		n := rapid.IntRange(1, blockLen).Draw(t, "n")
 		e, cr, nvt := rapid.Bool().Draw(t, "e"), rapid.Bool().Draw(t, "cr"), rapid.Bool().Draw(t, "nvt")
+		nop := rapid.Bool().Draw(t, "nop")
 		if e || !nvt {
 			cr = false // a pending IAC is not a CR; outside NVT there is no CR state
 		}
-		want, wantUsed, wantE, wantCR, wantCmd := refBlock(in[:n], e, cr, nvt)
+		want, wantUsed, wantE, wantCR, wantCmd := refBlock(in[:n], e, cr, nvt, nop)
 
 		var out [blockLen]byte
-		k, used, eOut, crOut, cmd := unescapeBlock(&out, &in, uint64(n), b2u(e), b2u(cr), b2u(nvt))
+		k, used, eOut, crOut, cmd := unescapeBlock(&out, &in, uint64(n), b2u(e), b2u(cr), b2u(nvt), b2u(nop))
 		if !bytes.Equal(out[:k], want) || int(used) != wantUsed || cmd != b2u(wantCmd) {
-			t.Fatalf("in % x n=%d e=%v cr=%v nvt=%v:\n got % x used %d cmd %d\nwant % x used %d cmd %v",
-				in[:n], n, e, cr, nvt, out[:k], used, cmd, want, wantUsed, wantCmd)
+			t.Fatalf("in % x n=%d e=%v cr=%v nvt=%v nop=%v:\n got % x used %d cmd %d\nwant % x used %d cmd %v",
+				in[:n], n, e, cr, nvt, nop, out[:k], used, cmd, want, wantUsed, wantCmd)
 		}
 		if !wantCmd && (eOut != b2u(wantE) || crOut != b2u(wantCR)) {
-			t.Fatalf("in % x n=%d e=%v cr=%v nvt=%v: states e=%d cr=%d, want %v %v",
-				in[:n], n, e, cr, nvt, eOut, crOut, wantE, wantCR)
+			t.Fatalf("in % x n=%d e=%v cr=%v nvt=%v nop=%v: states e=%d cr=%d, want %v %v",
+				in[:n], n, e, cr, nvt, nop, eOut, crOut, wantE, wantCR)
 		}
 	})
 }
@@ -131,20 +134,23 @@ func TestEscapedSplitRandom(t *testing.T) {
 // stretch between commands, however many escapes it holds.
 func TestEscapedOneDataCall(t *testing.T) {
 	tests := []struct {
-		name  string
-		in    []byte
-		data  []byte
-		calls int
+		name    string
+		dropNOP bool
+		in      []byte
+		data    []byte
+		calls   int
 	}{
-		{"all 0xFF", bytes.Repeat([]byte{IAC}, 64<<10), bytes.Repeat([]byte{IAC}, 32<<10), 1},
-		{"0xFF and CR NUL", bytes.Repeat([]byte("a\xff\xff\r\x00b\r\n"), 1000), bytes.Repeat([]byte("a\xff\rb\r\n"), 1000), 1},
-		{"split by a GA", cat(bytes.Repeat([]byte{IAC}, 200), IAC, GA, bytes.Repeat([]byte{IAC}, 200)), bytes.Repeat([]byte{IAC}, 200), 2},
-		{"plain, then escaped", cat("hello ", IAC, IAC, " world"), []byte("hello \xff world"), 1},
-		{"plain, command, escaped", cat("hello ", IAC, NOP, IAC, IAC, " world"), []byte("hello \xff world"), 2},
+		{"all 0xFF", false, bytes.Repeat([]byte{IAC}, 64<<10), bytes.Repeat([]byte{IAC}, 32<<10), 1},
+		{"0xFF and CR NUL", false, bytes.Repeat([]byte("a\xff\xff\r\x00b\r\n"), 1000), bytes.Repeat([]byte("a\xff\rb\r\n"), 1000), 1},
+		{"split by a GA", false, cat(bytes.Repeat([]byte{IAC}, 200), IAC, GA, bytes.Repeat([]byte{IAC}, 200)), bytes.Repeat([]byte{IAC}, 200), 2},
+		{"plain, then escaped", false, cat("hello ", IAC, IAC, " world"), []byte("hello \xff world"), 1},
+		{"plain, command, escaped", false, cat("hello ", IAC, NOP, IAC, IAC, " world"), []byte("hello \xff world"), 2},
+		{"dropped NOPs", true, bytes.Repeat([]byte("a\xff\xf1\xff\xff"), 1000), bytes.Repeat([]byte("a\xff"), 1000), 1},
+		{"plain, dropped NOP", true, cat("hello ", IAC, NOP, " world"), []byte("hello  world"), 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := feed(Config{}, tc.in)
+			r := feed(Config{DropNOP: tc.dropNOP}, tc.in)
 			if !bytes.Equal(r.data, tc.data) {
 				t.Fatalf("data %q\nwant %q", r.data, tc.data)
 			}
@@ -204,4 +210,37 @@ func TestEscapedBinaryChangedFromEvent(t *testing.T) {
 			t.Errorf("BINARY off at GA %v:\n got %q\nwant %q", off, got, want)
 		}
 	}
+}
+
+// TestDropNOP: with Config.DropNOP, a stream gives the same data, replies
+// and events except the NOPs', fed whole or cut anywhere.
+func TestDropNOP(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var stream []byte
+		if rapid.Bool().Draw(t, "escaped") {
+			stream = genEscaped(t)
+		} else {
+			stream = genStream(t)
+		}
+		cfg := rapid.SampledFrom([]Config{{}, testCfg}).Draw(t, "cfg")
+		want := feed(cfg, stream)
+		kept := want.events[:0:0]
+		for _, e := range want.events {
+			if e.Kind != EventCommand || e.Command != NOP {
+				kept = append(kept, e)
+			}
+		}
+		want.events = kept
+		for i := range want.sends {
+			want.sends[i].EventAt = 0 // counts the NOP events before the send
+		}
+		cfg.DropNOP = true
+		got := feed(cfg, cutAt(stream, drawCuts(t, len(stream)))...)
+		for i := range got.sends {
+			got.sends[i].EventAt = 0
+		}
+		if d := want.diff(got); d != "" {
+			t.Fatal(d)
+		}
+	})
 }
