@@ -25,3 +25,15 @@ func indexSpecial(p []byte, nvt bool) int {
 	}
 	return iac
 }
+
+// compact stores the bytes of in[:used] whose bit is set in keep at out[0],
+// out[1], ... and returns how many; it may store garbage in the rest of
+// out. Natively a loop is cheap, and one that stops at used saves most of
+// the work when commands are close together.
+func compact(out, in *[blockLen]byte, keep, used uint64) (k uint64) {
+	for j := range used {
+		out[k&(blockLen-1)] = in[j&(blockLen-1)]
+		k += keep >> j & 1
+	}
+	return k
+}

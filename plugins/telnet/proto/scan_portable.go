@@ -101,3 +101,84 @@ func specialWord(x, carry, crs uint64) (m, carryOut uint64) {
 	cr := zeroBytes(x^crBytes) & crs
 	return ff | (cr<<8|carry)&zeroBytes(x), cr >> 56
 }
+
+// compact stores the bytes of in[:used] whose bit is set in keep at out[0],
+// out[1], ... and returns how many; it may store garbage in the rest of
+// out. Under a wasm guard a loop would cost a check per byte, so all 64
+// stores are written out, each at the output position, which only advances
+// past the bytes kept: no branch.
+func compact(out, in *[blockLen]byte, keep, used uint64) (k uint64) {
+	keep &= uint64(1)<<used - 1
+	k, keep = put(out, 0, in[0], keep)
+	k, keep = put(out, k, in[1], keep)
+	k, keep = put(out, k, in[2], keep)
+	k, keep = put(out, k, in[3], keep)
+	k, keep = put(out, k, in[4], keep)
+	k, keep = put(out, k, in[5], keep)
+	k, keep = put(out, k, in[6], keep)
+	k, keep = put(out, k, in[7], keep)
+	k, keep = put(out, k, in[8], keep)
+	k, keep = put(out, k, in[9], keep)
+	k, keep = put(out, k, in[10], keep)
+	k, keep = put(out, k, in[11], keep)
+	k, keep = put(out, k, in[12], keep)
+	k, keep = put(out, k, in[13], keep)
+	k, keep = put(out, k, in[14], keep)
+	k, keep = put(out, k, in[15], keep)
+	k, keep = put(out, k, in[16], keep)
+	k, keep = put(out, k, in[17], keep)
+	k, keep = put(out, k, in[18], keep)
+	k, keep = put(out, k, in[19], keep)
+	k, keep = put(out, k, in[20], keep)
+	k, keep = put(out, k, in[21], keep)
+	k, keep = put(out, k, in[22], keep)
+	k, keep = put(out, k, in[23], keep)
+	k, keep = put(out, k, in[24], keep)
+	k, keep = put(out, k, in[25], keep)
+	k, keep = put(out, k, in[26], keep)
+	k, keep = put(out, k, in[27], keep)
+	k, keep = put(out, k, in[28], keep)
+	k, keep = put(out, k, in[29], keep)
+	k, keep = put(out, k, in[30], keep)
+	k, keep = put(out, k, in[31], keep)
+	k, keep = put(out, k, in[32], keep)
+	k, keep = put(out, k, in[33], keep)
+	k, keep = put(out, k, in[34], keep)
+	k, keep = put(out, k, in[35], keep)
+	k, keep = put(out, k, in[36], keep)
+	k, keep = put(out, k, in[37], keep)
+	k, keep = put(out, k, in[38], keep)
+	k, keep = put(out, k, in[39], keep)
+	k, keep = put(out, k, in[40], keep)
+	k, keep = put(out, k, in[41], keep)
+	k, keep = put(out, k, in[42], keep)
+	k, keep = put(out, k, in[43], keep)
+	k, keep = put(out, k, in[44], keep)
+	k, keep = put(out, k, in[45], keep)
+	k, keep = put(out, k, in[46], keep)
+	k, keep = put(out, k, in[47], keep)
+	k, keep = put(out, k, in[48], keep)
+	k, keep = put(out, k, in[49], keep)
+	k, keep = put(out, k, in[50], keep)
+	k, keep = put(out, k, in[51], keep)
+	k, keep = put(out, k, in[52], keep)
+	k, keep = put(out, k, in[53], keep)
+	k, keep = put(out, k, in[54], keep)
+	k, keep = put(out, k, in[55], keep)
+	k, keep = put(out, k, in[56], keep)
+	k, keep = put(out, k, in[57], keep)
+	k, keep = put(out, k, in[58], keep)
+	k, keep = put(out, k, in[59], keep)
+	k, keep = put(out, k, in[60], keep)
+	k, keep = put(out, k, in[61], keep)
+	k, keep = put(out, k, in[62], keep)
+	k, keep = put(out, k, in[63], keep)
+	return k
+}
+
+// put stores b at out[k] and returns k advanced if bit 0 of keep is set,
+// and keep shifted to the next byte's bit.
+func put(out *[blockLen]byte, k uint64, b byte, keep uint64) (uint64, uint64) {
+	out[k&(blockLen-1)] = b
+	return k + keep&1, keep >> 1
+}

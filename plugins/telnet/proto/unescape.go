@@ -35,10 +35,11 @@ const blockLen = 64
 // valid until Receive returns.
 func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 	mark := len(c.dbuf)
-	// Unescaping never makes data longer; blockLen more bytes let
-	// unescapeBlock store 64 bytes at any output position.
-	if need := mark + len(p) - start + blockLen; cap(c.dbuf) < need {
-		grown := make([]byte, mark, max(need, 2*cap(c.dbuf)))
+	// Unescaping never makes data longer, and every byte already in dbuf
+	// came from a byte of p before start, so len(p) is enough; blockLen
+	// more let unescapeBlock store 64 bytes at any output position.
+	if cap(c.dbuf) < mark+len(p)-start+blockLen {
+		grown := make([]byte, mark, len(p)+blockLen)
 		copy(grown, c.dbuf) // slices already passed to Data keep the old array
 		c.dbuf = grown
 	}
@@ -57,6 +58,7 @@ func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 			k, n, e, cr, cmd = unescapeBlock((*[blockLen]byte)(d[w:]), (*[blockLen]byte)(p[i:]), blockLen, e, cr, nvt, nop)
 			w += int(k)
 			if cmd != 0 {
+				i += int(n)
 				break
 			}
 		}
@@ -65,14 +67,14 @@ func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 			copy(tail[:], p[i:])
 			k, n, e, cr, cmd = unescapeBlock((*[blockLen]byte)(d[w:]), &tail, uint64(len(p)-i), e, cr, nvt, nop)
 			w += int(k)
+			i += int(n)
 		}
-		i += int(n)
+		c.dbuf = d[:w]
 		if w > mark {
 			s.Data(d[mark:w])
 			mark = w
 		}
 		if cmd == 0 { // the end of p
-			c.dbuf = d[:w]
 			if e != 0 {
 				c.state = stIAC
 			}
@@ -83,7 +85,6 @@ func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 		switch b := p[i]; {
 		case b < WILL || b > DONT:
 			if b == SB {
-				c.dbuf = d[:w]
 				c.state = stIAC
 				return i
 			}
@@ -93,7 +94,6 @@ func (c *Conn) unescape(p []byte, start, i int, cr uint64, s Sink) int {
 			c.negotiate(b, p[i+1], s)
 			i += 2
 		default:
-			c.dbuf = d[:w]
 			c.state = stIAC
 			return i
 		}
@@ -117,23 +117,23 @@ func unescapeBlock(out, in *[blockLen]byte, n, e, cr, nvt, nop uint64) (k, used,
 	// a data CR (nvt only). Bit j of nops: in[j] is a NOP.
 	crs := -nvt & hiBits
 	carry := cr & nvt << 7
-	var ff, crnul, nops, f, z, o uint64
-	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[0:]), carry, crs)
-	ff, crnul, nops = f, z, o
-	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[8:]), carry, crs)
-	ff, crnul, nops = ff|f<<8, crnul|z<<8, nops|o<<8
-	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[16:]), carry, crs)
-	ff, crnul, nops = ff|f<<16, crnul|z<<16, nops|o<<16
-	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[24:]), carry, crs)
-	ff, crnul, nops = ff|f<<24, crnul|z<<24, nops|o<<24
-	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[32:]), carry, crs)
-	ff, crnul, nops = ff|f<<32, crnul|z<<32, nops|o<<32
-	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[40:]), carry, crs)
-	ff, crnul, nops = ff|f<<40, crnul|z<<40, nops|o<<40
-	f, z, o, carry = maskWord(binary.LittleEndian.Uint64(in[48:]), carry, crs)
-	ff, crnul, nops = ff|f<<48, crnul|z<<48, nops|o<<48
-	f, z, o, _ = maskWord(binary.LittleEndian.Uint64(in[56:]), carry, crs)
-	ff, crnul, nops = ff|f<<56, crnul|z<<56, nops|o<<56
+	var ff, nops, crnul uint64
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[0:]), 0, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[0:]), 0, crnul, carry, crs)
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[8:]), 8, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[8:]), 8, crnul, carry, crs)
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[16:]), 16, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[16:]), 16, crnul, carry, crs)
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[24:]), 24, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[24:]), 24, crnul, carry, crs)
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[32:]), 32, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[32:]), 32, crnul, carry, crs)
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[40:]), 40, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[40:]), 40, crnul, carry, crs)
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[48:]), 48, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[48:]), 48, crnul, carry, crs)
+	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[56:]), 56, ff, nops)
+	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[56:]), 56, crnul, carry, crs)
 
 	// Pair the IACs of each run from its start: the first of each pair is
 	// dropped, the second is a 0xFF data byte. So the dropped IACs of a run
@@ -159,91 +159,24 @@ func unescapeBlock(out, in *[blockLen]byte, n, e, cr, nvt, nop uint64) (k, used,
 	last := uint64(in[(n-1)&(blockLen-1)]) ^ '\r' // 0 if in[n-1] is a CR
 	crOut = (last - 1) >> 63 & nvt
 
-	keep := ^(firsts | crnul | quiet) & (uint64(1)<<used - 1)
-	k, keep = put(out, 0, in[0], keep)
-	k, keep = put(out, k, in[1], keep)
-	k, keep = put(out, k, in[2], keep)
-	k, keep = put(out, k, in[3], keep)
-	k, keep = put(out, k, in[4], keep)
-	k, keep = put(out, k, in[5], keep)
-	k, keep = put(out, k, in[6], keep)
-	k, keep = put(out, k, in[7], keep)
-	k, keep = put(out, k, in[8], keep)
-	k, keep = put(out, k, in[9], keep)
-	k, keep = put(out, k, in[10], keep)
-	k, keep = put(out, k, in[11], keep)
-	k, keep = put(out, k, in[12], keep)
-	k, keep = put(out, k, in[13], keep)
-	k, keep = put(out, k, in[14], keep)
-	k, keep = put(out, k, in[15], keep)
-	k, keep = put(out, k, in[16], keep)
-	k, keep = put(out, k, in[17], keep)
-	k, keep = put(out, k, in[18], keep)
-	k, keep = put(out, k, in[19], keep)
-	k, keep = put(out, k, in[20], keep)
-	k, keep = put(out, k, in[21], keep)
-	k, keep = put(out, k, in[22], keep)
-	k, keep = put(out, k, in[23], keep)
-	k, keep = put(out, k, in[24], keep)
-	k, keep = put(out, k, in[25], keep)
-	k, keep = put(out, k, in[26], keep)
-	k, keep = put(out, k, in[27], keep)
-	k, keep = put(out, k, in[28], keep)
-	k, keep = put(out, k, in[29], keep)
-	k, keep = put(out, k, in[30], keep)
-	k, keep = put(out, k, in[31], keep)
-	k, keep = put(out, k, in[32], keep)
-	k, keep = put(out, k, in[33], keep)
-	k, keep = put(out, k, in[34], keep)
-	k, keep = put(out, k, in[35], keep)
-	k, keep = put(out, k, in[36], keep)
-	k, keep = put(out, k, in[37], keep)
-	k, keep = put(out, k, in[38], keep)
-	k, keep = put(out, k, in[39], keep)
-	k, keep = put(out, k, in[40], keep)
-	k, keep = put(out, k, in[41], keep)
-	k, keep = put(out, k, in[42], keep)
-	k, keep = put(out, k, in[43], keep)
-	k, keep = put(out, k, in[44], keep)
-	k, keep = put(out, k, in[45], keep)
-	k, keep = put(out, k, in[46], keep)
-	k, keep = put(out, k, in[47], keep)
-	k, keep = put(out, k, in[48], keep)
-	k, keep = put(out, k, in[49], keep)
-	k, keep = put(out, k, in[50], keep)
-	k, keep = put(out, k, in[51], keep)
-	k, keep = put(out, k, in[52], keep)
-	k, keep = put(out, k, in[53], keep)
-	k, keep = put(out, k, in[54], keep)
-	k, keep = put(out, k, in[55], keep)
-	k, keep = put(out, k, in[56], keep)
-	k, keep = put(out, k, in[57], keep)
-	k, keep = put(out, k, in[58], keep)
-	k, keep = put(out, k, in[59], keep)
-	k, keep = put(out, k, in[60], keep)
-	k, keep = put(out, k, in[61], keep)
-	k, keep = put(out, k, in[62], keep)
-	k, keep = put(out, k, in[63], keep)
+	k = compact(out, in, ^(firsts | crnul | quiet), used)
 	return k, used, eOut, crOut, cmd
 }
 
-// put stores b at out[k] and returns k advanced if bit 0 of keep is set,
-// and the next bit of keep. (Shifting keep one bit per byte, rather than by
-// the byte's index, keeps the compiler from computing all 64 shifts first
-// and spilling them.)
-func put(out *[blockLen]byte, k uint64, b byte, keep uint64) (uint64, uint64) {
-	out[k&(blockLen-1)] = b
-	return k + keep&1, keep >> 1
+// iacsNOPs adds to ff and nops, from bit at on, one bit per byte of the
+// little-endian word x: its IACs and its NOPs. (Two small functions rather
+// than one, so that both are inlined.)
+func iacsNOPs(x uint64, at uint, ff, nops uint64) (uint64, uint64) {
+	return ff | gather(x&(x&low7+loBits)&hiBits)<<at, nops | gather(zeroBytes(x^nopBytes))<<at
 }
 
-// maskWord returns, one bit per byte of the little-endian word x, its
-// IACs, its NULs after a CR (where crs is hiBits) and its NOPs; carry is
-// hiBits&0xff if the byte before x was a CR, and carryOut the same for the
-// next word.
-func maskWord(x, carry, crs uint64) (ff, crnul, nop, carryOut uint64) {
+// crNULs adds to crnul, from bit at on, one bit per byte of the
+// little-endian word x that is a NUL after a CR, if crs is hiBits. carry is
+// hiBits&0xff if the byte before x was a CR; the carry for the next word is
+// returned.
+func crNULs(x uint64, at uint, crnul, carry, crs uint64) (uint64, uint64) {
 	cr := zeroBytes(x^crBytes) & crs
-	ff = gather(x & (x&low7 + loBits) & hiBits)
-	return ff, gather((cr<<8 | carry) & zeroBytes(x)), gather(zeroBytes(x ^ nopBytes)), cr >> 56
+	return crnul | gather((cr<<8|carry)&zeroBytes(x))<<at, cr >> 56
 }
 
 // gather packs the high bits of the eight bytes of m (all other bits
