@@ -103,7 +103,8 @@ func feedSnap(t fataler, cfg Config, pieces ...[]byte) *recorder {
 	for _, p := range pieces {
 		c.Receive(p, r)
 		snap := c.MarshalState()
-		n := New(Config{Term: "other", Cols: 1, Rows: 1})
+		// DropNOP is the host's choice, not part of the snapshot.
+		n := New(Config{Term: "other", Cols: 1, Rows: 1, DropNOP: cfg.DropNOP})
 		if err := n.UnmarshalState(snap); err != nil {
 			t.Fatalf("UnmarshalState: %v", err)
 		}

@@ -213,7 +213,8 @@ func TestEscapedBinaryChangedFromEvent(t *testing.T) {
 }
 
 // TestDropNOP: with Config.DropNOP, a stream gives the same data, replies
-// and events except the NOPs', fed whole or cut anywhere.
+// and events except the NOPs', fed whole or cut anywhere, with or without
+// a snapshot hop at the cuts.
 func TestDropNOP(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var stream []byte
@@ -235,12 +236,14 @@ func TestDropNOP(t *testing.T) {
 			want.sends[i].EventAt = 0 // counts the NOP events before the send
 		}
 		cfg.DropNOP = true
-		got := feed(cfg, cutAt(stream, drawCuts(t, len(stream)))...)
-		for i := range got.sends {
-			got.sends[i].EventAt = 0
-		}
-		if d := want.diff(got); d != "" {
-			t.Fatal(d)
+		cuts := drawCuts(t, len(stream))
+		for _, got := range []*recorder{feed(cfg, cutAt(stream, cuts)...), feedSnap(t, cfg, cutAt(stream, cuts)...)} {
+			for i := range got.sends {
+				got.sends[i].EventAt = 0
+			}
+			if d := want.diff(got); d != "" {
+				t.Fatalf("cut at %v:\n%s", cuts, d)
+			}
 		}
 	})
 }
