@@ -5,20 +5,22 @@ import (
 	"math/bits"
 )
 
-// Unescaping: once a chunk holds an IAC IAC or a CR NUL, its data can no
-// longer be passed on as sub-slices of the input without one Data call per
-// run, so Receive copies it into c.dbuf instead, undoing the escapes on the
-// way, and hands the result to Data once per stretch between commands.
+// Unescaping: once a chunk holds an IAC IAC or a CR NUL (or, with DropNOP,
+// an IAC NOP), its data can no longer be passed on as sub-slices of the
+// input without one Data call per run, so Receive copies it into c.dbuf
+// instead, undoing the escapes on the way, and hands the result to Data
+// once per stretch between commands.
 //
 // The copy loop is written for a wasm host that guards against runaway
 // plugins: there every taken branch, and every call of a function that
 // branches, costs a check (a trip out of the compiled code), while
 // straight-line arithmetic is cheap. So unescapeBlock handles 64 input
-// bytes without a single branch: it finds the IACs, CR NUL pairs and
-// commands of the block as bit masks, word by word, pairs the IACs with
-// carry arithmetic, and then stores every byte at the output position,
-// advancing the position only past the bytes it keeps. The loop around it
-// branches once per block.
+// bytes without a branch: it finds the IACs, CR NUL pairs, NOPs and
+// commands of the block as bit masks, word by word, and pairs the IACs
+// with carry arithmetic; then compact stores every byte at the output
+// position, advancing the position only past the bytes kept (in the wasm
+// build as 64 written-out stores; natively as a loop, see scan_*.go). The
+// loop around it branches once per block.
 
 // blockLen is the number of input bytes unescapeBlock handles per call.
 const blockLen = 64
