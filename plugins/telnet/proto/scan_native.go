@@ -17,8 +17,16 @@ func indexSpecial(p []byte, nvt bool) int {
 		if iac >= 0 {
 			q = p[:iac]
 		}
-		if j := bytes.Index(q, []byte{'\r', 0}); j >= 0 {
-			return j + 1
+		// One IndexByte per CR (bytes.Index costs more per line).
+		for i := 0; ; {
+			j := bytes.IndexByte(q[i:], '\r')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			if i < len(q) && q[i] == 0 {
+				return i
+			}
 		}
 	}
 	return iac
