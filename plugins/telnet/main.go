@@ -50,6 +50,7 @@ func newSession(o sdk.Open) (sdk.Session, error) {
 	}
 	s := &session{conn: proto.New(proto.Config{
 		Term: opt.Term, Cols: uint16(opt.Cols), Rows: uint16(opt.Rows), Speed: opt.Speed, Env: opt.Env,
+		DropNOP: true, // keepalives are noise to an agent
 	})}
 	return s, nil
 }
@@ -64,7 +65,8 @@ type sink struct {
 	first []byte // the first run, not yet copied
 	buf   []byte // later runs appended to a copy of the first
 	runs  int
-	dirty bool // negotiation changed state: checkpoint after the chunk
+	ev    []byte // the event being emitted
+	dirty bool   // negotiation changed state: checkpoint after the chunk
 }
 
 func (k *sink) flush() {
@@ -96,6 +98,9 @@ func (k *sink) Send(p []byte) {
 
 func (k *sink) Event(e proto.Event) {
 	k.flush()
+	// Events are built in a reused buffer: a peer can send a prompt mark
+	// every two bytes, and an allocation each would be most of their cost.
+	ev := k.ev[:0]
 	switch e.Kind {
 	case proto.EventOption:
 		k.dirty = true
@@ -103,16 +108,26 @@ func (k *sink) Event(e proto.Event) {
 		if e.Local {
 			side = "local"
 		}
-		k.out.EventJSON([]byte(`{"type":"option","option":"` + proto.OptionName(e.Option) +
-			`","side":"` + side + `","enabled":` + strconv.FormatBool(e.Enabled) + `}`))
+		ev = append(ev, `{"type":"option","option":"`...)
+		ev = append(ev, proto.OptionName(e.Option)...)
+		ev = append(ev, `","side":"`...)
+		ev = append(ev, side...)
+		ev = append(ev, `","enabled":`...)
+		ev = strconv.AppendBool(ev, e.Enabled)
+		ev = append(ev, '}')
 	case proto.EventPrompt:
-		k.out.EventJSON([]byte(`{"type":"prompt","mark":"` + e.Prompt.String() + `"}`))
+		ev = append(ev, `{"type":"prompt","mark":"`...)
+		ev = append(ev, e.Prompt.String()...)
+		ev = append(ev, `"}`...)
 	case proto.EventCommand:
-		if e.Command == proto.NOP {
-			return // keepalives are noise to an agent
-		}
-		k.out.EventJSON([]byte(`{"type":"command","command":` + strconv.Itoa(int(e.Command)) + `}`))
+		ev = append(ev, `{"type":"command","command":`...)
+		ev = strconv.AppendUint(ev, uint64(e.Command), 10)
+		ev = append(ev, '}')
+	default:
+		return
 	}
+	k.out.EventJSON(ev)
+	k.ev = ev
 }
 
 func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {

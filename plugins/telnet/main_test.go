@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,6 +92,38 @@ func TestTelnetPlugin(t *testing.T) {
 	})
 }
 
+// Escaped data reaches the user as one emission per chunk: keepalives
+// (IAC NOP) neither split it nor show up as events; other commands are
+// events in their place.
+func TestTelnetPluginEscaped(t *testing.T) {
+	sdktest.Both(t, newSession, "telnet.wasm", nil, func(t *testing.T, p sdktest.Plugin) {
+		if _, err := p.Open(1, abi.KindTelnet, nil); err != nil {
+			t.Fatal(err)
+		}
+		in := bytes.Repeat([]byte("ab\xff\xff\r\x00\xff\xf1"), 1000)
+		a, ems, err := p.Data(1, abi.Inbound, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != abi.Consumed || len(ems) != 1 || ems[0].Stream != abi.ToUser {
+			t.Fatalf("action %d, %d emissions; want one to_user", a, len(ems))
+		}
+		if want := bytes.Repeat([]byte("ab\xff\r"), 1000); !bytes.Equal(ems[0].Data, want) {
+			t.Fatalf("to_user %q…, want %q…", ems[0].Data[:16], want[:16])
+		}
+		_, ems, _ = p.Data(1, abi.Inbound, []byte("x\xff\xffy\xff\xf6z\xff\xf9\xff\xf9"))
+		var got []string
+		for _, em := range ems {
+			got = append(got, string(em.Data))
+		}
+		want := []string{"x\xffy", `{"type":"command","command":246}`, "z",
+			`{"type":"prompt","mark":"GA"}`, `{"type":"prompt","mark":"GA"}`}
+		if !slices.Equal(got, want) {
+			t.Fatalf("emissions %q\nwant %q", got, want)
+		}
+	})
+}
+
 func BenchmarkPluginWasm(b *testing.B) {
 	for _, c := range benchChunks() {
 		b.Run(c.name, func(b *testing.B) {
@@ -123,9 +157,15 @@ type benchChunk struct {
 	data []byte
 }
 
-// benchChunks are 64 KiB of router output, and 64 KiB of binary-ish data
-// where about a quarter of the bytes belong to Telnet commands: mostly
-// IAC IAC (an escaped 0xFF data byte), with a NOP every 64 bytes.
+// benchChunks are 64 KiB each of:
+//   - plain: router output;
+//   - iac-dense: binary-ish data where about a quarter of the bytes belong
+//     to Telnet commands: mostly IAC IAC (an escaped 0xFF data byte), with
+//     a NOP every 64 bytes;
+//   - iac-all: nothing but 0xFF (IAC IAC pairs), the adversarial case;
+//   - iac-mix: random binary data as a server in NVT mode sends it, 15% of
+//     it 0xFF (IAC IAC), CR stuffed with NUL, and now and then a GA, a NOP
+//     or a negotiation command confirming a state already reached.
 func benchChunks() []benchChunk {
 	plain := bytes.Repeat([]byte("interface GigabitEthernet0/1 is up, line protocol is up\r\n"), 1200)[:64<<10]
 	var dense []byte
@@ -135,7 +175,35 @@ func benchChunks() []benchChunk {
 		}
 		dense = append(dense, "\xff\xf1xyzw\xff\xff"...)
 	}
-	return []benchChunk{{"plain", plain}, {"iac-dense", dense[:64<<10]}}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var mix []byte
+	for len(mix) < 64<<10-8 {
+		switch r := rng.IntN(1000); {
+		case r < 150:
+			mix = append(mix, 0xff, 0xff)
+		case r < 153:
+			mix = append(mix, 0xff, 0xf9) // GA
+		case r < 155:
+			mix = append(mix, 0xff, 0xf1) // NOP
+		case r < 156:
+			mix = append(mix, 0xff, 0xfb, 0x01) // WILL ECHO
+		case r < 157:
+			mix = append(mix, 0xff, 0xfd, 0x1f) // DO NAWS
+		default:
+			x := byte(rng.IntN(255))
+			mix = append(mix, x)
+			if x == '\r' {
+				mix = append(mix, 0)
+			}
+		}
+	}
+	mix = append(mix, 'x')
+	return []benchChunk{
+		{"plain", plain},
+		{"iac-dense", dense[:64<<10]},
+		{"iac-all", bytes.Repeat([]byte{0xff}, 64<<10)},
+		{"iac-mix", mix},
+	}
 }
 
 // BenchmarkPluginWasmGuarded is BenchmarkPluginWasm with wazero's

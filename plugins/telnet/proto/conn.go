@@ -37,6 +37,7 @@ type Conn struct {
 	verb       byte  // negotiation verb in state stOpt
 	sbOpt      byte  // option of the current subnegotiation
 	crPending  bool  // last data byte was a CR; drop a following NUL
+	dropNOP    bool  // Config.DropNOP
 	sbOverflow bool  // current subnegotiation exceeded MaxSubneg
 	sb         []byte
 	ttypePos   int // RFC 1091 cycle position, 0..len(terms)
@@ -47,8 +48,8 @@ type Conn struct {
 	env        []envVar // sorted by name
 
 	// Scratch buffers, reused.
+	dbuf    []byte // unescaped data of the current Receive, see unescape.go
 	out     []byte
-	ff      [1]byte
 	scratch []byte
 	reqs    []envReq
 }
@@ -73,6 +74,7 @@ func (c *Conn) setConfig(cfg Config) {
 	if c.rows == 0 {
 		c.rows = 24
 	}
+	c.dropNOP = cfg.DropNOP
 	c.speed = cfg.Speed
 	if c.speed == "" {
 		c.speed = "38400,38400"
@@ -116,6 +118,7 @@ func envType(name string) byte {
 // which case p itself was passed to s.Data in exactly one call. An empty p
 // returns false and calls nothing.
 func (c *Conn) Receive(p []byte, s Sink) (plain bool) {
+	c.dbuf = c.dbuf[:0]
 	i := 0
 	for i < len(p) {
 		switch c.state {
@@ -178,68 +181,48 @@ func (c *Conn) Receive(p []byte, s Sink) (plain bool) {
 	return plain
 }
 
-// data handles a run of data starting at p[i] in state stData. It returns
-// the next index, and whole == true if all of p was passed to Data as one
-// call.
+// data handles data from p[i] in state stData, up to the next command or
+// the end of p. It returns the next index, and whole == true if all of p
+// was passed to Data as one call.
+//
+// Data that needs no rewriting is passed on as sub-slices of p. From the
+// first IAC IAC or CR NUL (or, with DropNOP, IAC NOP) on, the rest of the
+// chunk's data is copied and unescaped into c.dbuf instead, and the
+// commands on the way are handled there (see unescape.go).
 func (c *Conn) data(p []byte, i int, s Sink) (next int, whole bool) {
-	start := i
-	for {
-		iac := indexByte(p[i:], IAC)
-		if iac < 0 {
-			iac = len(p)
-		} else {
-			iac += i
-		}
-		if c.him[BINARY] != qYES {
-			for {
-				j := indexByte(p[i:iac], '\r')
-				if j < 0 {
-					break
-				}
-				j += i
-				if j+1 == len(p) {
-					c.crPending = true
-					break
-				}
-				if p[j+1] == 0 {
-					s.Data(p[start : j+1])
-					i = j + 2
-					start = i
-					continue
-				}
-				i = j + 1 // CR LF, or a bare CR: pass through
-			}
-		}
-		if iac == len(p) {
-			if start == len(p) {
-				return len(p), false
-			}
-			s.Data(p[start:])
-			return len(p), start == 0
-		}
-		if iac+1 < len(p) && p[iac+1] == IAC {
-			// IAC IAC within this chunk: the first is the data byte. Stay
-			// in this loop: escaped binary data is full of them.
-			s.Data(p[start : iac+1])
-			i = iac + 2
-			start = i
-			continue
-		}
-		if iac > start {
-			s.Data(p[start:iac])
-		}
-		c.state = stIAC
-		return iac + 1, false
+	if len(c.dbuf) > 0 {
+		// This chunk's data is being copied already: keep copying, that
+		// is cheaper than scanning first.
+		return c.unescape(p, i, i, 0, s), false
 	}
+	nvt := c.him[BINARY] != qYES
+	j := indexSpecial(p[i:], nvt)
+	if j < 0 {
+		c.crPending = nvt && p[len(p)-1] == '\r'
+		s.Data(p[i:])
+		return len(p), i == 0
+	}
+	j += i
+	switch {
+	case p[j] != IAC: // the NUL of a CR NUL
+		return c.unescape(p, i, j, 1, s), false
+	case j+1 < len(p) && (p[j+1] == IAC || p[j+1] == NOP && c.dropNOP):
+		return c.unescape(p, i, j, 0, s), false
+	}
+	if j > i {
+		s.Data(p[i:j])
+	}
+	c.state = stIAC
+	return j + 1, false
 }
 
 // command handles the byte after an IAC in data.
 func (c *Conn) command(b byte, s Sink) {
 	c.state = stData
 	switch b {
-	case IAC:
-		c.ff[0] = IAC
-		s.Data(c.ff[:])
+	case IAC: // the escape was split between two chunks
+		c.dbuf = append(c.dbuf, IAC)
+		s.Data(c.dbuf[len(c.dbuf)-1:])
 	case WILL, WONT, DO, DONT:
 		c.verb = b
 		c.state = stOpt
@@ -249,6 +232,10 @@ func (c *Conn) command(b byte, s Sink) {
 		s.Event(Event{Kind: EventPrompt, Prompt: PromptGA})
 	case EOR:
 		s.Event(Event{Kind: EventPrompt, Prompt: PromptEOR})
+	case NOP:
+		if !c.dropNOP {
+			s.Event(Event{Kind: EventCommand, Command: b})
+		}
 	default:
 		s.Event(Event{Kind: EventCommand, Command: b})
 	}

@@ -34,12 +34,16 @@
 // can be saved with [Conn.MarshalState] and restored into another Conn with
 // [Conn.UnmarshalState], e.g. to move a session between wasm instances.
 //
-// Plain text is fast: Receive finds the next IAC (and, outside BINARY mode,
-// CR) with bytes.IndexByte and hands whole runs to Data as sub-slices of the
-// input. When a chunk contains nothing to rewrite, Receive passes the chunk
-// itself to Data in one call and returns plain == true, letting an adapter
-// skip a copy. Nothing is allocated per byte; the few internal buffers are
-// reused.
+// Plain text is fast: Receive looks for the first IAC or (outside BINARY
+// mode) CR NUL in one pass and hands the data before it to Data as a
+// sub-slice of the input. When a chunk contains nothing to rewrite, Receive
+// passes the chunk itself to Data in one call and returns plain == true,
+// letting an adapter skip a copy. Escaped data is fast too: from the first
+// IAC IAC or CR NUL of a chunk on, Receive unescapes the rest of the chunk's
+// data into a buffer of its own, 64 bytes at a time without a branch (a
+// wasm host's termination checks charge for branches, not for bytes; see
+// unescape.go), and calls Data once per stretch between two commands.
+// Nothing is allocated per byte; the few internal buffers are reused.
 //
 // # Option negotiation: the Q method
 //
@@ -92,8 +96,9 @@
 //   - GA and EOR are reported as EventPrompt; IAC followed by any other
 //     byte that is not a negotiation verb, SB or IAC (NOP, DM, BRK, IP, AO,
 //     AYT, EC, EL, a stray SE, or an invalid byte below 239) is reported as
-//     EventCommand with the byte in Event.Command. DM is not treated as a
-//     Synch (there is no TCP urgent data in a sans-IO core).
+//     EventCommand with the byte in Event.Command, except NOP when
+//     Config.DropNOP is set. DM is not treated as a Synch (there is no TCP
+//     urgent data in a sans-IO core).
 //   - GA and EOR are reported whether or not SGA / the EOR option were
 //     negotiated.
 //   - DO TIMING-MARK is refused like any unsupported option (WONT TM).

@@ -100,7 +100,7 @@ func FuzzReceive(f *testing.F) {
 	f.Add([]byte{IAC, SB, TTYPE, IAC})
 	f.Add([]byte{'\r', IAC, IAC, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for _, cfg := range []Config{{}, testCfg} {
+		for _, cfg := range []Config{{}, testCfg, {DropNOP: true}} {
 			c := New(cfg)
 			r := &recorder{}
 			plain := c.Receive(in, r)

@@ -103,7 +103,8 @@ func feedSnap(t fataler, cfg Config, pieces ...[]byte) *recorder {
 	for _, p := range pieces {
 		c.Receive(p, r)
 		snap := c.MarshalState()
-		n := New(Config{Term: "other", Cols: 1, Rows: 1})
+		// DropNOP is the host's choice, not part of the snapshot.
+		n := New(Config{Term: "other", Cols: 1, Rows: 1, DropNOP: cfg.DropNOP})
 		if err := n.UnmarshalState(snap); err != nil {
 			t.Fatalf("UnmarshalState: %v", err)
 		}
@@ -194,6 +195,20 @@ func corpus() map[string][]byte {
 	s = cat(s, IAC, WILL, BINARY, "bin\r\x00\r\n", IAC, IAC, "\r")
 	s = cat(s, IAC, WONT, BINARY, "\x00nvt\r\x00", IAC, DONT, NAWS, IAC, DO, NAWS)
 	m["subneg"] = s
+
+	// Escaped binary data, laid out against unescapeBlock's 64-byte
+	// blocks, which start where the copy starts (offset 0) and again after
+	// each command: a CR NUL across the first block boundary, an IAC IAC
+	// across the second, a command inside a block, an odd IAC run before a
+	// command, CR IAC IAC NUL, an IAC ending one block with its command
+	// starting the next, BINARY on and off, and a long run at the end.
+	e := cat(IAC, IAC, "a\r\x00b", bytes.Repeat([]byte{IAC}, 56), "x\r")      // CR at 63
+	e = cat(e, "\x00yz", bytes.Repeat([]byte{IAC}, 64))                       // a pair at 127, 128
+	e = cat(e, IAC, NOP, "c\r\n", IAC, IAC, IAC, GA, "d\r", IAC, IAC, "\x00") // GA at 139
+	e = cat(e, strings.Repeat("0123456789", 6)[:58], IAC, AYT)                // IAC at 140+63
+	e = cat(e, IAC, WILL, BINARY, "e\r\x00f", IAC, IAC, IAC, WONT, BINARY, "g\r\x00")
+	e = cat(e, bytes.Repeat([]byte{IAC}, 130), "h\r\x00")
+	m["escaped"] = e
 
 	// Long subnegotiation (overflow) followed by data.
 	long := cat(IAC, SB, 201, bytes.Repeat([]byte{'a', IAC, IAC}, MaxSubneg/2+3), IAC, SE, "after")

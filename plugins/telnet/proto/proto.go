@@ -58,8 +58,10 @@ const (
 // excluding the option byte) that Conn buffers and acts upon.
 const MaxSubneg = 4096
 
-// Sink receives the output of a Conn. Slices passed to it are valid only
-// during the call and must not be retained or modified.
+// Sink receives the output of a Conn. Slices passed to it must not be
+// modified. A slice passed to Data during Receive stays valid until Receive
+// returns (so a Sink may gather a chunk's data runs and emit them once);
+// every other slice is valid only during the call.
 //
 // A Sink may call Encode, Resize, SendCommand and Request on the Conn from
 // inside Event (e.g. to react to an option change), but must never call
@@ -148,6 +150,10 @@ type Config struct {
 	Cols, Rows uint16            // NAWS, default 80x24 (each zero one)
 	Speed      string            // TSPEED answer, default "38400,38400"
 	Env        map[string]string // NEW-ENVIRON answers; empty unless configured
+	// DropNOP consumes IAC NOP (a keepalive) without an EventCommand, so
+	// that keepalives cost no more than escaped data. It is the host's
+	// choice, not part of the state snapshot.
+	DropNOP bool
 }
 
 var optionNames = [...]string{

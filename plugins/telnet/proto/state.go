@@ -138,7 +138,7 @@ func (r *snapReader) bytes() []byte {
 func (r *snapReader) str() string { return string(r.bytes()) }
 
 // UnmarshalState restores a snapshot made by MarshalState, replacing all of
-// c's state and configuration. The restored Conn behaves exactly like the
+// c's state and configuration but Config.DropNOP, which stays the host's. The restored Conn behaves exactly like the
 // one the snapshot was taken from. Invalid input returns an error and
 // leaves c unchanged.
 func (c *Conn) UnmarshalState(data []byte) error {
