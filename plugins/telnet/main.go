@@ -66,10 +66,14 @@ type sink struct {
 	buf   []byte // later runs appended to a copy of the first
 	runs  int
 	ev    []byte // the event being emitted
+	last  int    // the last prompt or command event (kind<<8|value, +1), while no data followed it; 0: none
 	dirty bool   // negotiation changed state: checkpoint after the chunk
 }
 
 func (k *sink) flush() {
+	if k.runs > 0 {
+		k.last = 0
+	}
 	switch {
 	case k.runs == 1:
 		k.out.ToUser(k.first)
@@ -98,6 +102,18 @@ func (k *sink) Send(p []byte) {
 
 func (k *sink) Event(e proto.Event) {
 	k.flush()
+	if e.Kind == proto.EventPrompt || e.Kind == proto.EventCommand {
+		// The same mark again with no data between says nothing new: a
+		// peer flooding GA or AYT costs one event, not one per command.
+		key := int(e.Kind)<<8 | int(e.Command) + 1
+		if e.Kind == proto.EventPrompt {
+			key = int(e.Kind)<<8 | int(e.Prompt) + 1
+		}
+		if key == k.last {
+			return
+		}
+		k.last = key
+	}
 	// Events are built in a reused buffer: a peer can send a prompt mark
 	// every two bytes, and an allocation each would be most of their cost.
 	ev := k.ev[:0]
@@ -126,8 +142,8 @@ func (k *sink) Event(e proto.Event) {
 	default:
 		return
 	}
-	k.out.EventJSON(ev)
 	k.ev = ev
+	k.out.EventJSON(ev)
 }
 
 func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {

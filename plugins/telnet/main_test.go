@@ -116,10 +116,22 @@ func TestTelnetPluginEscaped(t *testing.T) {
 		for _, em := range ems {
 			got = append(got, string(em.Data))
 		}
-		want := []string{"x\xffy", `{"type":"command","command":246}`, "z",
-			`{"type":"prompt","mark":"GA"}`, `{"type":"prompt","mark":"GA"}`}
+		// The second GA, with no data since the first, says nothing new.
+		want := []string{"x\xffy", `{"type":"command","command":246}`, "z", `{"type":"prompt","mark":"GA"}`}
 		if !slices.Equal(got, want) {
 			t.Fatalf("emissions %q\nwant %q", got, want)
+		}
+		// A flood of marks and commands is one event each run; data between
+		// them makes them news again.
+		flood := append(append([]byte("v"), bytes.Repeat([]byte("\xff\xf9"), 5000)...), append([]byte("w"), bytes.Repeat([]byte("\xff\xf9"), 3)...)...)
+		_, ems, _ = p.Data(1, abi.Inbound, flood)
+		got = got[:0]
+		for _, em := range ems {
+			got = append(got, string(em.Data))
+		}
+		want = []string{"v", `{"type":"prompt","mark":"GA"}`, "w", `{"type":"prompt","mark":"GA"}`}
+		if !slices.Equal(got, want) {
+			t.Fatalf("flood: emissions %q\nwant %q", got, want)
 		}
 	})
 }
@@ -165,7 +177,8 @@ type benchChunk struct {
 //   - iac-all: nothing but 0xFF (IAC IAC pairs), the adversarial case;
 //   - iac-mix: random binary data as a server in NVT mode sends it, 15% of
 //     it 0xFF (IAC IAC), CR stuffed with NUL, and now and then a GA, a NOP
-//     or a negotiation command confirming a state already reached.
+//     or a negotiation command confirming a state already reached;
+//   - ga-flood: nothing but IAC GA, a hostile peer's prompt marks.
 func benchChunks() []benchChunk {
 	plain := bytes.Repeat([]byte("interface GigabitEthernet0/1 is up, line protocol is up\r\n"), 1200)[:64<<10]
 	var dense []byte
@@ -203,6 +216,7 @@ func benchChunks() []benchChunk {
 		{"iac-dense", dense[:64<<10]},
 		{"iac-all", bytes.Repeat([]byte{0xff}, 64<<10)},
 		{"iac-mix", mix},
+		{"ga-flood", bytes.Repeat([]byte{0xff, 0xf9}, 32<<10)},
 	}
 }
 
