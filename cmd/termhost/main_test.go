@@ -60,9 +60,16 @@ func cacheDir() string {
 // it over stdio.
 func startServe(t testing.TB, args ...string) *sdk.ClientSession {
 	t.Helper()
+	cs, _ := startServeLogs(t, args...)
+	return cs
+}
+
+// startServeLogs is startServe that also returns the server's log (stderr).
+func startServeLogs(t testing.TB, args ...string) (*sdk.ClientSession, *lockedWriter) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--cache-dir", cacheDir(), "--log-level", "debug"}, args...)...)
-	logs := &strings.Builder{}
-	cmd.Stderr = &lockedWriter{b: logs}
+	logs := &lockedWriter{b: &strings.Builder{}}
+	cmd.Stderr = logs
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -73,10 +80,10 @@ func startServe(t testing.TB, args ...string) *sdk.ClientSession {
 	t.Cleanup(func() {
 		cs.Close()
 		if t.Failed() {
-			t.Logf("termhost stderr:\n%s", cmd.Stderr.(*lockedWriter).String())
+			t.Logf("termhost stderr:\n%s", logs.String())
 		}
 	})
-	return cs
+	return cs, logs
 }
 
 var (

@@ -47,7 +47,7 @@ func place(t testing.TB, dir, name string, data []byte) {
 func TestHotReloadLiveSession(t *testing.T) {
 	h, port := startDevsim(t, devsim.Config{NoLogin: true, EOR: true})
 	dir := t.TempDir()
-	cs := startServe(t, "--plugin-dir", dir)
+	cs, logs := startServeLogs(t, "--plugin-dir", dir)
 
 	id := mustCall(t, cs, "telnet_connect", map[string]any{"host": h, "port": port})["sessionId"].(string)
 	expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "edge-r1>")
@@ -74,7 +74,13 @@ func TestHotReloadLiveSession(t *testing.T) {
 	good := buildTelnet(t, "1.0.2-never")
 	place(t, dir, "telnet.wasm", []byte("this is not webassembly"))
 	place(t, dir, "telnet2.wasm", good[:len(good)/2])
-	time.Sleep(500 * time.Millisecond) // longer than the debounce: the files were seen
+	// Both were looked at (and refused) once the log says so.
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(logs.String(), "plugin file rejected") < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the corrupt files were never looked at")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !servedBy(t, cs, "1.0.1-reload") {
 		t.Fatalf("a corrupt file replaced the working version: %v", mustCall(t, cs, "plugins_list", map[string]any{}))
 	}
