@@ -178,18 +178,31 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		// One session first, so the plugin instances exist in both readings.
 		first := mustCall(b, cs, "telnet_connect", map[string]any{"host": h, "port": port})["sessionId"].(string)
 		mustCall(b, cs, "telnet_read", map[string]any{"sessionId": first, "prompt": true, "timeoutMs": 5000})
-		time.Sleep(200 * time.Millisecond)
-		before := rss(b, cmd.Process.Pid)
+		before := steadyRSS(b, cmd.Process.Pid)
 		for range 99 {
 			id := mustCall(b, cs, "telnet_connect", map[string]any{"host": h, "port": port})["sessionId"].(string)
 			mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000})
 		}
-		time.Sleep(200 * time.Millisecond)
-		after := rss(b, cmd.Process.Pid)
+		after := steadyRSS(b, cmd.Process.Pid)
 		b.ReportMetric(float64(after-before)/99/1024, "KiB/session")
 		b.ReportMetric(float64(after)/1024/1024, "MiB-total-RSS")
 		cs.Close()
 	}
+}
+
+// steadyRSS reads the resident memory once it has stopped moving (two
+// readings 50 ms apart within 1%, at most 5 s).
+func steadyRSS(b *testing.B, pid int) int64 {
+	last := rss(b, pid)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		now := rss(b, pid)
+		if d := now - last; d*100 < last && -d*100 < last {
+			return now
+		}
+		last = now
+	}
+	return last
 }
 
 func rss(b *testing.B, pid int) int64 {
