@@ -143,7 +143,7 @@ func (s *Session) WaitCeiling(d time.Duration) time.Duration {
 // utf8Hold is how long a read holds back the incomplete last character of
 // the output, waiting for its remaining bytes; after that quiet time (or
 // once the session ended) the bytes are delivered as they are.
-const utf8Hold = time.Second
+const utf8Hold = 2 * time.Second
 
 // Wait blocks until spec is satisfied for the reader at cur, and returns
 // why and the timeout it actually used. With utf8, an incomplete last
@@ -280,7 +280,7 @@ const defaultMaxBytes = 64 << 10
 //
 // A read always makes progress: with UTF8 it returns a whole character even
 // past MaxBytes, and an incomplete last character once the peer has been
-// quiet for a second or has gone.
+// quiet for two seconds or has gone.
 func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error) {
 	timeout := s.WaitCeiling(opts.Wait.Timeout)
 	if opts.Wait.Empty() {

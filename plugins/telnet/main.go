@@ -71,9 +71,6 @@ type sink struct {
 }
 
 func (k *sink) flush() {
-	if k.runs > 0 {
-		k.last = 0
-	}
 	switch {
 	case k.runs == 1:
 		k.out.ToUser(k.first)
@@ -84,6 +81,7 @@ func (k *sink) flush() {
 }
 
 func (k *sink) Data(p []byte) {
+	k.last = 0 // data: the next mark is news again
 	switch k.runs {
 	case 0:
 		k.first = p

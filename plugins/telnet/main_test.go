@@ -133,6 +133,14 @@ func TestTelnetPluginEscaped(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("flood: emissions %q\nwant %q", got, want)
 		}
+		// Data that passes whole (no command in its chunk) counts too.
+		if a, _, _ := p.Data(1, abi.Inbound, []byte("router> ")); a != abi.Continue {
+			t.Fatalf("plain chunk: action %d", a)
+		}
+		_, ems, _ = p.Data(1, abi.Inbound, []byte("\xff\xf9"))
+		if len(ems) != 1 || string(ems[0].Data) != `{"type":"prompt","mark":"GA"}` {
+			t.Fatalf("the mark after a plain chunk: %d emissions", len(ems))
+		}
 	})
 }
 
