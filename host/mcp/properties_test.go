@@ -554,8 +554,9 @@ func TestProperty9_ToolCallsAreRouted(t *testing.T) {
 }
 
 // telnetStream draws a server stream of data and Telnet commands and
-// returns it with the application data a client must deliver.
-func telnetStream(rt *rapid.T) (wire, data []byte) {
+// returns it with the application data a client must deliver and the
+// events (prompt marks and commands, in order) it must report.
+func telnetStream(rt *rapid.T) (wire, data []byte, events []string) {
 	for range rapid.IntRange(0, 40).Draw(rt, "tokens") {
 		switch rapid.IntRange(0, 6).Draw(rt, "token") {
 		case 0, 1:
@@ -564,7 +565,16 @@ func telnetStream(rt *rapid.T) (wire, data []byte) {
 		case 2:
 			wire, data = append(wire, iac, iac), append(data, iac)
 		case 3:
-			wire = append(wire, iac, rapid.SampledFrom([]byte{0xf1, 0xf9, 0xef, 0xf6}).Draw(rt, "cmd")) // NOP GA EOR AYT
+			cmd := rapid.SampledFrom([]byte{0xf1, 0xf9, 0xef, 0xf6}).Draw(rt, "cmd")
+			wire = append(wire, iac, cmd)
+			switch cmd {
+			case 0xf9:
+				events = append(events, "prompt GA")
+			case 0xef:
+				events = append(events, "prompt EOR")
+			case 0xf6:
+				events = append(events, "command 246") // AYT; NOP is not reported
+			}
 		case 4:
 			wire = append(wire, iac, rapid.SampledFrom([]byte{will, wont, do, dont}).Draw(rt, "verb"), rapid.Byte().Draw(rt, "opt"))
 		case 5:
@@ -573,7 +583,7 @@ func telnetStream(rt *rapid.T) (wire, data []byte) {
 			wire = append(wire, iac, sb, 39, 0, 'X', iac, iac, 'Y', iac, se) // unsolicited SB with IAC IAC inside
 		}
 	}
-	return wire, data
+	return wire, data, events
 }
 
 func TestProperty10_IACSequencesAreSeparatedFromData(t *testing.T) {
@@ -582,7 +592,7 @@ func TestProperty10_IACSequencesAreSeparatedFromData(t *testing.T) {
 	check(t, func(rt *rapid.T) {
 		id, conn := connect(rt, cs, srv)
 		go io.Copy(io.Discard, conn) // the client's negotiation replies
-		wire, data := telnetStream(rt)
+		wire, data, events := telnetStream(rt)
 		wire = append(wire, "<END>"...)
 		data = append(data, "<END>"...)
 		// Cut anywhere: a sequence split across writes is still one.
@@ -594,8 +604,28 @@ func TestProperty10_IACSequencesAreSeparatedFromData(t *testing.T) {
 				time.Sleep(time.Millisecond) // arrive apart
 			}
 		}
-		if got := readBytes(rt, cs, id, len(data)); !bytes.Equal(got, data) {
+		var got []byte
+		var seen []string
+		for deadline := time.Now().Add(10 * time.Second); len(got) < len(data) && time.Now().Before(deadline); {
+			res := mustCall(rt, cs, "telnet_read", map[string]any{"sessionId": id, "encoding": "base64", "idleMs": 2, "timeoutMs": 2000, "maxBytes": 1 << 20})
+			got = append(got, decode(rt, "base64", res["data"].(string))...)
+			evs, _ := res["events"].([]any)
+			for _, e := range evs {
+				e := e.(map[string]any)
+				f, _ := e["fields"].(map[string]any)
+				switch e["type"] {
+				case "prompt":
+					seen = append(seen, fmt.Sprint("prompt ", f["mark"]))
+				case "command":
+					seen = append(seen, fmt.Sprint("command ", f["command"]))
+				}
+			}
+		}
+		if !bytes.Equal(got, data) {
 			rt.Fatalf("data %q\nwant %q\nwire %q", got, data, wire)
+		}
+		if !slices.Equal(seen, events) {
+			rt.Fatalf("events %q, want %q\nwire %q", seen, events, wire)
 		}
 	})
 }
