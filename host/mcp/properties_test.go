@@ -713,7 +713,7 @@ func TestProperty13_UTF8IsDecodedWhole(t *testing.T) {
 			at += n
 			// Returns as soon as anything new is buffered, whole
 			// characters or not.
-			read(map[string]any{"sessionId": id, "until": "(?s).", "timeoutMs": 2000})
+			read(map[string]any{"sessionId": id, "encoding": "utf8", "until": "(?s).", "timeoutMs": 2000})
 		}
 		for deadline := time.Now().Add(10 * time.Second); got.Len() < len(text) && time.Now().Before(deadline); {
 			read(map[string]any{"sessionId": id, "encoding": "utf8", "idleMs": 2, "timeoutMs": 2000})
