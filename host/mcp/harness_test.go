@@ -3,6 +3,9 @@ package mcp_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -11,8 +14,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/termhost/termhost/host/mcp/mcptest"
 
 	"github.com/termhost/termhost/host"
 )
@@ -64,13 +65,69 @@ func testCacheDir() string {
 	return dir + "/termhost/wazero-test-hostmcp"
 }
 
-var (
-	call     = mcptest.Call
-	mustCall = mcptest.MustCall
-)
+// tb is what the helpers below need from a test. *testing.T has it, and so
+// has *rapid.T: inside a property every helper is given the property's
+// *rapid.T, so a failed assertion fails that case (rapid then shrinks it and
+// prints a seed that replays it) and a cleanup runs when that case ends.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// callTool runs a tool and decodes its result. A tool error or a protocol
+// error comes back as msg with isErr set; a successful result that is not
+// one text block holding one JSON object (the MCP form every termhost tool
+// answers in) is err. It asserts nothing, so any goroutine may use it.
+func callTool(cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, cerr := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if cerr != nil {
+		return nil, cerr.Error(), true, nil
+	}
+	var text string
+	for _, c := range r.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if r.IsError {
+		return nil, text, true, nil
+	}
+	if len(r.Content) != 1 {
+		return nil, text, false, fmt.Errorf("%s: result has %d content blocks, want one text block", tool, len(r.Content))
+	}
+	if err := json.Unmarshal([]byte(text), &res); err != nil || res == nil {
+		return nil, text, false, fmt.Errorf("%s: result is not a JSON object: %q", tool, text)
+	}
+	return res, text, false, nil
+}
+
+// call is callTool that fails the test on a result not in MCP form.
+func call(t tb, cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool) {
+	t.Helper()
+	res, msg, isErr, err := callTool(cs, tool, args)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return res, msg, isErr
+}
+
+// mustCall is call that fails the test on an error.
+func mustCall(t tb, cs *sdk.ClientSession, tool string, args any) map[string]any {
+	t.Helper()
+	res, msg, isErr := call(t, cs, tool, args)
+	if isErr {
+		t.Fatalf("%s %v: %s", tool, args, msg)
+	}
+	return res
+}
 
 // rawServer is a bare TCP server: tests write exactly the bytes a Telnet
-// server would, and see exactly what the client sent.
+// server would, and see exactly what the client sent. One serves every case
+// of a property; each case takes its own connections from it.
 type rawServer struct {
 	ln    net.Listener
 	conns chan net.Conn
@@ -110,47 +167,103 @@ func newRawServer(t testing.TB) *rawServer {
 
 func (s *rawServer) port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 
-func (s *rawServer) accept(t testing.TB) net.Conn {
+// accept returns the next connection, closed when t ends.
+func (s *rawServer) accept(t tb) net.Conn {
 	t.Helper()
 	select {
 	case c := <-s.conns:
+		t.Cleanup(func() { c.Close() })
 		return c
 	case <-time.After(5 * time.Second):
-		t.Fatal("no connection accepted")
+		t.Fatalf("no connection accepted")
 		return nil
 	}
 }
 
+// dropPending closes connections accepted but never taken (left by a case
+// that failed half-way), so the next accept returns the caller's own.
+func (s *rawServer) dropPending() {
+	for {
+		select {
+		case c := <-s.conns:
+			c.Close()
+		default:
+			return
+		}
+	}
+}
+
 // connect opens a session to the raw server and returns its id and the
-// server side of the connection.
-func connect(t testing.TB, cs *sdk.ClientSession, s *rawServer) (string, net.Conn) {
+// server side of the connection. Both are closed when t ends.
+func connect(t tb, cs *sdk.ClientSession, s *rawServer) (string, net.Conn) {
 	t.Helper()
-	res := mustCall(t, cs, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": s.port()})
+	return connectTo(t, cs, s, "127.0.0.1")
+}
+
+// connectTo is connect naming the server by host.
+func connectTo(t tb, cs *sdk.ClientSession, s *rawServer, host string) (string, net.Conn) {
+	t.Helper()
+	s.dropPending()
+	res := mustCall(t, cs, "telnet_connect", map[string]any{"host": host, "port": s.port()})
 	id, _ := res["sessionId"].(string)
 	if id == "" {
 		t.Fatalf("no sessionId in %v", res)
 	}
+	t.Cleanup(func() { disconnect(cs, id) })
 	return id, s.accept(t)
 }
 
-// readBytes reads (base64) until n bytes have arrived or 5 s passed.
-func readBytes(t testing.TB, cs *sdk.ClientSession, id string, n int) []byte {
+// disconnect closes a session, for cleanups: it asserts nothing.
+func disconnect(cs *sdk.ClientSession, id string) {
+	callTool(cs, "telnet_disconnect", map[string]any{"sessionId": id})
+}
+
+// decode turns a read's data back into bytes.
+func decode(t tb, enc, data string) []byte {
+	t.Helper()
+	var b []byte
+	var err error
+	switch enc {
+	case "base64":
+		b, err = base64.StdEncoding.DecodeString(data)
+	case "hex":
+		b, err = hex.DecodeString(data)
+	case "binary": // latin1: one rune per byte
+		for _, r := range data {
+			if r > 0xff {
+				t.Fatalf("binary data holds %U", r)
+			}
+			b = append(b, byte(r))
+		}
+	default:
+		b = []byte(data)
+	}
+	if err != nil {
+		t.Fatalf("%s data %q: %v", enc, data, err)
+	}
+	return b
+}
+
+// readN reads with encoding enc until n bytes have arrived or 10 s passed;
+// each read returns once output has been quiet for 2 ms.
+func readN(t tb, cs *sdk.ClientSession, id, enc string, n int) []byte {
 	t.Helper()
 	var got []byte
-	deadline := time.Now().Add(5 * time.Second)
-	for len(got) < n && time.Now().Before(deadline) {
-		res := mustCall(t, cs, "telnet_read", map[string]any{"sessionId": id, "encoding": "base64", "idleMs": 20, "timeoutMs": 1000, "maxBytes": 1 << 20})
-		b, err := base64.StdEncoding.DecodeString(res["data"].(string))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, b...)
+	for deadline := time.Now().Add(10 * time.Second); len(got) < n && time.Now().Before(deadline); {
+		res := mustCall(t, cs, "telnet_read", map[string]any{"sessionId": id, "encoding": enc, "idleMs": 2, "timeoutMs": 2000, "maxBytes": 1 << 20})
+		got = append(got, decode(t, enc, res["data"].(string))...)
 	}
 	return got
 }
 
+// readBytes reads (base64) until n bytes have arrived or 10 s passed.
+func readBytes(t tb, cs *sdk.ClientSession, id string, n int) []byte {
+	t.Helper()
+	return readN(t, cs, id, "base64", n)
+}
+
 // readText reads (utf8) until the text contains want or 5 s passed.
-func readText(t testing.TB, cs *sdk.ClientSession, id, want string) string {
+func readText(t tb, cs *sdk.ClientSession, id, want string) string {
 	t.Helper()
 	var got strings.Builder
 	deadline := time.Now().Add(5 * time.Second)
@@ -162,7 +275,7 @@ func readText(t testing.TB, cs *sdk.ClientSession, id, want string) string {
 }
 
 // recvExactly reads n bytes from the server side of a connection.
-func recvExactly(t testing.TB, c net.Conn, n int) []byte {
+func recvExactly(t tb, c net.Conn, n int) []byte {
 	t.Helper()
 	buf := make([]byte, n)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -171,7 +284,7 @@ func recvExactly(t testing.TB, c net.Conn, n int) []byte {
 		k, err := c.Read(buf[got:])
 		got += k
 		if err != nil {
-			t.Fatalf("server read %d of %d bytes: %v", got, n, err)
+			t.Fatalf("server read %d of %d bytes (% x): %v", got, n, buf[:got], err)
 		}
 	}
 	return buf
