@@ -98,12 +98,33 @@ func New(deps Deps, cfg Config) (*Server, error) {
 // MCP returns the underlying go-sdk server (for transports and tests).
 func (s *Server) MCP() *sdk.Server { return s.mcp }
 
-// RunStdio serves one client over stdin/stdout until it goes away; then
-// every session it opened ends (SPEC SES-4).
+// RunStdio serves one client over stdin/stdout until it goes away (end of
+// input, after every request read is answered) or ctx is cancelled
+// (SIGTERM); then every session it opened ends (SPEC SES-4). Cancelling
+// ends the sessions first, so calls waiting on them return at once, and
+// waits at most a second for the calls in flight: go-sdk's Server.Run
+// would wait for every one of them.
 func (s *Server) RunStdio(ctx context.Context) error {
-	err := s.mcp.Run(ctx, &Stdio{})
-	s.deps.Sessions.Close()
-	return err
+	defer s.deps.Sessions.Close()
+	ss, err := s.mcp.Connect(ctx, &Stdio{Logger: s.log}, nil)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		s.deps.Sessions.Close()
+		ss.Close()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			s.log.Warn("exiting with calls still in flight")
+		}
+		return ctx.Err()
+	}
 }
 
 // owner is the MCP session a call belongs to.

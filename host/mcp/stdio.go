@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"sync"
@@ -29,9 +30,10 @@ import (
 //     its answers. With nothing in flight it ends at once.
 //   - A line longer than MaxLine is refused without being held in memory.
 type Stdio struct {
-	In      io.Reader // default os.Stdin
-	Out     io.Writer // default os.Stdout
-	MaxLine int       // default 64 MiB
+	In      io.Reader    // default os.Stdin
+	Out     io.Writer    // default os.Stdout
+	MaxLine int          // default 64 MiB
+	Logger  *slog.Logger // default: none
 }
 
 // DefaultMaxLine bounds one JSON-RPC line.
@@ -50,7 +52,12 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 	if max <= 0 {
 		max = DefaultMaxLine
 	}
+	log := t.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	c := &stdioConn{
+		log:     log,
 		out:     out,
 		max:     max,
 		msgs:    make(chan msgOrErr),
@@ -68,6 +75,7 @@ type msgOrErr struct {
 }
 
 type stdioConn struct {
+	log     *slog.Logger
 	out     io.Writer
 	max     int
 	writeMu sync.Mutex
@@ -145,6 +153,9 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 			}
 		}
 		if err != nil {
+			if n := c.inFlightCount(); n > 0 {
+				c.log.Info("input closed; answering requests in flight", "requests", n)
+			}
 			c.drain()
 			select {
 			case c.msgs <- msgOrErr{err: io.EOF}:
@@ -225,18 +236,19 @@ func (c *stdioConn) parse(line []byte) jsonrpc.Message {
 			c.reject(jsonrpc.CodeInvalidParams, id, `invalid params: "params" must be an object`)
 			return nil
 		}
-		if id.IsValid() {
-			c.inFlight(idKey(id))
+		if id.IsValid() && !c.inFlight(idKey(id), *e.Method) {
+			// Answered with no id: the request already running keeps its own.
+			c.reject(jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf("invalid request: id %v is already in use by a request in flight", id.Raw()))
+			return nil
 		}
 		if *e.Method == "notifications/cancelled" {
 			c.cancelled(e.Params)
 		}
 		return &jsonrpc.Request{ID: id, Method: *e.Method, Params: e.Params}
-	case !id.IsValid():
-		c.reject(jsonrpc.CodeInvalidRequest, nil, `invalid request: a message needs a "method", or an "id" and a "result" or "error"`)
-		return nil
-	case e.Result == nil && e.Error == nil:
-		c.reject(jsonrpc.CodeInvalidRequest, id, `invalid request: a response needs a "result" or an "error"`)
+	case !id.IsValid() || e.Result == nil && e.Error == nil:
+		// A broken response is not answered (two peers must not trade
+		// errors for ever); it is dropped with a log line.
+		c.log.Warn("dropped a malformed message from the client: no method, and not a response with an id and a result or an error", "line", clip(string(line)))
 		return nil
 	}
 	r := &jsonrpc.Response{ID: id, Result: e.Result}
@@ -282,10 +294,25 @@ func (c *stdioConn) reject(code int64, id any, msg string) {
 
 func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
 
-func (c *stdioConn) inFlight(key string) {
+// inFlight records a request read; it reports false if its id is already
+// in flight. subscriptions/listen is not waited for at the end of input:
+// it ends only when cancelled.
+func (c *stdioConn) inFlight(key, method string) bool {
 	c.mu.Lock()
-	c.pending[key] = struct{}{}
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if _, dup := c.pending[key]; dup {
+		return false
+	}
+	if method != "subscriptions/listen" {
+		c.pending[key] = struct{}{}
+	}
+	return true
+}
+
+func (c *stdioConn) inFlightCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
 }
 
 func (c *stdioConn) answered(key string) {

@@ -84,7 +84,10 @@ func errorOf(m map[string]any) (code float64, msg string, id any) {
 
 func testServer(t *testing.T) *Server {
 	s := &Server{log: discard(), mcp: sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)}
-	addTool(s, telnetVoice, &sdk.Tool{Name: "echo"}, nil, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+	addTool(s, telnetVoice, &sdk.Tool{Name: "echo"}, func(p schemaProps) {
+		p["text"].MaxLength = ptr(100)
+		p["delayMs"].Maximum = ptr(1000.0)
+	}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
 		Text    string `json:"text"`
 		DelayMs int    `json:"delayMs,omitempty"`
 	}) (any, error) {
@@ -116,8 +119,6 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 		{`{"jsonrpc":"1.0","id":7,"method":"tools/list"}`, -32600, 7.0, `got "1.0"`},
 		{`{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}`, -32600, nil, `"id" must be a string or an integer`},
 		{`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`, -32600, nil, `"id" must be a string or an integer`},
-		{`{"jsonrpc":"2.0","id":8}`, -32600, 8.0, `needs a "result" or an "error"`},
-		{`{"jsonrpc":"2.0"}`, -32600, nil, `needs a "method"`},
 		{`{"jsonrpc":"2.0","id":9,"method":""}`, -32600, 9.0, `"method" is empty`},
 		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1,2]}`, -32602, 10.0, "must be an object"},
 	} {
@@ -126,6 +127,18 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 		if code != c.code || !strings.Contains(msg, c.msg) || id != c.id {
 			t.Errorf("%s: code %v, id %v, %q; want %v, %v, %q", c.line, code, id, msg, c.code, c.id, c.msg)
 		}
+	}
+	// Broken responses are dropped, not answered.
+	p.send(`{"jsonrpc":"2.0","id":8}`)
+	p.send(`{"jsonrpc":"2.0"}`)
+	// A duplicate id while the first is in flight is refused without an id.
+	p.send(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"echo","arguments":{"text":"first","delayMs":300}}}`)
+	p.send(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"echo","arguments":{"text":"second"}}}`)
+	if code, msg, id := errorOf(p.recv()); code != -32600 || id != nil || !strings.Contains(msg, "already in use") {
+		t.Fatalf("duplicate id: %v %v %q", code, id, msg)
+	}
+	if m := p.recv(); m["id"] != "dup" || !strings.Contains(string(mustJSON(m["result"])), "first") {
+		t.Fatalf("the first of the duplicate ids: %v", m)
 	}
 	p.send(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}`)
 	m := p.recv()

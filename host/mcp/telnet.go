@@ -62,7 +62,12 @@ const (
 	maxHostLen    = 255
 	maxTermLen    = 64
 	maxPlugins    = 8
+	maxRefLen     = 128 // a session id or name given to a tool
+	maxPluginName = 64
 )
+
+// sessionRef bounds the session-reference field of a tool's schema.
+func sessionRef(p schemaProps) { p["sessionId"].MaxLength = ptr(maxRefLen) }
 
 func (s *Server) addTelnetTools() {
 	addTool(s, telnetVoice, &sdk.Tool{
@@ -78,6 +83,7 @@ func (s *Server) addTelnetTools() {
 		p["cols"].Minimum, p["cols"].Maximum = ptr(1.0), ptr(1000.0)
 		p["rows"].Minimum, p["rows"].Maximum = ptr(1.0), ptr(1000.0)
 		p["plugins"].MaxItems = ptr(maxPlugins)
+		p["plugins"].Items.MaxLength = ptr(maxPluginName)
 	}, s.telnetConnect)
 
 	addTool(s, telnetVoice, &sdk.Tool{
@@ -85,6 +91,7 @@ func (s *Server) addTelnetTools() {
 		Description: "Send a line (command + CR LF) to a Telnet session. Read the answer with telnet_read.",
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet send", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
+		sessionRef(p)
 		p["command"].MaxLength = ptr(maxCommandLen)
 		p["signal"].Enum = []any{"ip", "brk", "ayt"}
 	}, s.telnetSend)
@@ -96,6 +103,7 @@ func (s *Server) addTelnetTools() {
 		// Reading consumes buffered output, so it is not read-only.
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet read", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
+		sessionRef(p)
 		p["encoding"].Enum = encodings
 		p["waitMs"].Minimum, p["waitMs"].Maximum = ptr(0.0), ptr(float64(maxWaitMs))
 		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
@@ -106,7 +114,7 @@ func (s *Server) addTelnetTools() {
 		Name:        "telnet_disconnect",
 		Description: "Close a Telnet session. Closing an unknown or closed session is not an error.",
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet disconnect", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, nil, s.telnetDisconnect)
+	}, sessionRef, s.telnetDisconnect)
 
 	addTool(s, telnetVoice, &sdk.Tool{
 		Name:        "telnet_list",

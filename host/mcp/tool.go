@@ -29,6 +29,9 @@ type handler[In any] func(ctx context.Context, req *sdk.CallToolRequest, in In) 
 // result with the stack in the log; it never ends the server.
 func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
 	sc := schema[In](edit)
+	if err := bounded(sc); err != nil {
+		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
+	}
 	t.InputSchema = sc
 	s.mcp.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {
@@ -137,6 +140,9 @@ func checkObject(sc *jsonschema.Schema, obj map[string]any) error {
 			}
 			return &ArgError{Field: name, Msg: msg}
 		}
+		if obj[name] == nil && !slices.Contains(sc.Required, name) {
+			continue // null for an optional field: not given
+		}
 		if err := checkValue(name, prop, obj[name]); err != nil {
 			return err
 		}
@@ -145,6 +151,36 @@ func checkObject(sc *jsonschema.Schema, obj map[string]any) error {
 		if _, present := obj[name]; !present {
 			return &ArgError{Field: name, Msg: "required" + expectedSuffix(sc.Properties[name])}
 		}
+	}
+	return nil
+}
+
+// bounded checks, when a tool is registered, that every number, string and
+// array of its schema has an upper bound: what tools/list advertises is
+// what is checked, and nothing unbounded gets through either.
+func bounded(sc *jsonschema.Schema) error {
+	for name, p := range sc.Properties {
+		if err := boundedField(name, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func boundedField(name string, p *jsonschema.Schema) error {
+	typ := p.Type
+	for _, t := range p.Types {
+		if t != "null" {
+			typ = t
+		}
+	}
+	switch {
+	case typ == "integer" && p.Maximum == nil,
+		typ == "string" && p.MaxLength == nil && len(p.Enum) == 0,
+		typ == "array" && p.MaxItems == nil:
+		return fmt.Errorf("field %s (%s) has no upper bound", name, typ)
+	case typ == "array" && p.Items != nil:
+		return boundedField(name+"[]", p.Items)
 	}
 	return nil
 }

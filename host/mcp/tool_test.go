@@ -47,6 +47,7 @@ func TestArgumentVoice(t *testing.T) {
 		{"long name", `{"host":"h","port":23,"name":"` + strings.Repeat("n", 65) + `"}`, "invalid arguments: name: must be at most 64 characters, got 65"},
 		{"plugin not a string", `{"host":"h","port":23,"plugins":[1]}`, "invalid arguments: plugins[0]: must be a string, got the number 1"},
 		{"bad JSON", `{"host":`, "invalid arguments: arguments: not valid JSON: unexpected EOF"},
+		{"null required", `{"host":null,"port":23}`, "invalid arguments: host: must be a string, got null"},
 	}
 	for _, c := range cases {
 		_, err := decodeArgs[connectIn](connect, json.RawMessage(c.args))
@@ -66,10 +67,26 @@ func TestArgumentVoice(t *testing.T) {
 			t.Errorf("%s: %v\n want %s", c.args, err, c.want)
 		}
 	}
-	in, err := decodeArgs[readIn](read, json.RawMessage(`{"sessionId":"s","timeoutMs":300000,"until":"x$"}`))
-	if err != nil || in.TimeoutMs != 300000 || in.Until != "x$" {
+	in, err := decodeArgs[readIn](read, json.RawMessage(`{"sessionId":"s","timeoutMs":300000,"until":"x$","idleMs":null}`))
+	if err != nil || in.TimeoutMs != 300000 || in.Until != "x$" || in.IdleMs != 0 {
 		t.Fatalf("valid arguments: %+v %v", in, err)
 	}
+}
+
+// TestSchemasAreBounded: a tool whose schema leaves a number, string or
+// array without an upper bound is refused when it is registered.
+func TestSchemasAreBounded(t *testing.T) {
+	s := &Server{log: discard(), mcp: sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "n (integer) has no upper bound") {
+			t.Fatalf("registration: %v", p)
+		}
+	}()
+	addTool(s, telnetVoice, &sdk.Tool{Name: "unbounded"}, nil, func(context.Context, *sdk.CallToolRequest, struct {
+		N int `json:"n"`
+	}) (any, error) {
+		return nil, nil
+	})
 }
 
 // TestPanicIsAnInternalError: a handler that panics gives an
