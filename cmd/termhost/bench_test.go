@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -34,10 +36,17 @@ func percentiles(b *testing.B, samples []time.Duration, unit string) {
 }
 
 // BenchmarkRoundTripBusyBox: telnet_send → telnet_read(until) over stdio
-// against a loopback BusyBox telnetd shell, measured against its floor: in
-// the same run, interleaved, a raw TCP client (TCP_NODELAY, QUICKACK
-// re-armed after every read, as termhost's TCP link does) does the same
-// echo against the same telnetd. Reports both p50s and their ratio.
+// against a loopback BusyBox telnetd shell, measured against its floor. In
+// one run, interleaved, it times:
+//   - raw: a bare TCP client (TCP_NODELAY, QUICKACK re-armed after every
+//     read, as termhost's TCP link does) doing the same echo against the
+//     same telnetd — the floor;
+//   - lean: termhost driven by a minimal JSON-RPC client (one line out,
+//     one line in, encoding/json) — what termhost itself costs;
+//   - sdk: termhost driven by go-sdk's MCP client, whose own cost per call
+//     (its JSON handling) is a large part of the whole.
+//
+// It reports each p50 and p99 and the ratios of the p50s to the floor.
 func BenchmarkRoundTripBusyBox(b *testing.B) {
 	if _, err := os.Stat("/bin/busybox"); err != nil {
 		b.Skip("busybox not installed")
@@ -51,25 +60,109 @@ func BenchmarkRoundTripBusyBox(b *testing.B) {
 	waitListening(b, port)
 	raw := dialRaw(b, port)
 	defer raw.Close()
-	cs := startServe(b, "--log-level", "info") // as users run it
+	lean := startLean(b, "--log-level", "info") // as users run it
+	leanID := lean.call(b, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
+	lean.call(b, "telnet_read", map[string]any{"sessionId": leanID, "until": `[#$] $`, "timeoutMs": 10000})
+	cs := startServe(b, "--log-level", "info")
 	id := mustCall(b, cs, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
 	mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "until": `[#$] $`, "timeoutMs": 10000})
-	var samples, floor []time.Duration
+	var viaSDK, viaLean, floor []time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		want := "rt" + strconv.Itoa(i) + "x"
 		floor = append(floor, raw.roundTrip(b, want))
+
 		start := time.Now()
-		mustCall(b, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo " + want})
-		res := mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "until": "\n" + want + `\r?\n.*[#$] $`, "timeoutMs": 10000})
-		samples = append(samples, time.Since(start))
+		lean.call(b, "telnet_send", map[string]any{"sessionId": leanID, "command": "echo " + want})
+		res := lean.call(b, "telnet_read", map[string]any{"sessionId": leanID, "until": "\n" + want + `\r?\n.*[#$] $`, "timeoutMs": 10000})
+		viaLean = append(viaLean, time.Since(start))
 		if res["reason"] != "matched" {
-			b.Fatalf("round trip %d: %v", i, res)
+			b.Fatalf("round trip %d (lean client): %v", i, res)
+		}
+
+		start = time.Now()
+		mustCall(b, cs, "telnet_send", map[string]any{"sessionId": id, "command": "echo " + want})
+		res = mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "until": "\n" + want + `\r?\n.*[#$] $`, "timeoutMs": 10000})
+		viaSDK = append(viaSDK, time.Since(start))
+		if res["reason"] != "matched" {
+			b.Fatalf("round trip %d (go-sdk client): %v", i, res)
 		}
 	}
-	percentiles(b, samples, "ms")
 	percentiles(b, floor, "ms-raw")
-	b.ReportMetric(float64(median(samples))/float64(median(floor)), "x-floor-p50")
+	percentiles(b, viaLean, "ms-lean")
+	percentiles(b, viaSDK, "ms-sdk")
+	b.ReportMetric(float64(median(viaLean))/float64(median(floor)), "x-floor-lean")
+	b.ReportMetric(float64(median(viaSDK))/float64(median(floor)), "x-floor-sdk")
+}
+
+// leanClient speaks MCP over the stdio of `termhost serve` with nothing
+// but newline-delimited JSON-RPC, one call at a time.
+type leanClient struct {
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func startLean(b *testing.B, args ...string) *leanClient {
+	cmd := exec.Command(binary, append([]string{"serve", "--cache-dir", cacheDir()}, args...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	c := &leanClient{in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	c.request(b, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "lean", "version": "1"}})
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return c
+}
+
+func (c *leanClient) request(b *testing.B, method string, params any) json.RawMessage {
+	c.id++
+	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	if _, err := c.in.Write(append(line, '\n')); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		got, err := c.out.ReadBytes('\n')
+		if err != nil {
+			b.Fatalf("%s: %v", method, err)
+		}
+		var m struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(got, &m) != nil || m.ID != c.id {
+			continue // a notification
+		}
+		if m.Error != nil {
+			b.Fatalf("%s: %s", method, m.Error)
+		}
+		return m.Result
+	}
+}
+
+// call runs a tool and returns its JSON object result.
+func (c *leanClient) call(b *testing.B, tool string, args map[string]any) map[string]any {
+	var r struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	json.Unmarshal(c.request(b, "tools/call", map[string]any{"name": tool, "arguments": args}), &r)
+	if r.IsError || len(r.Content) != 1 {
+		b.Fatalf("%s: %+v", tool, r)
+	}
+	var out map[string]any
+	json.Unmarshal([]byte(r.Content[0].Text), &out)
+	return out
 }
 
 func median(d []time.Duration) time.Duration {

@@ -67,10 +67,22 @@ func startServe(t testing.TB, args ...string) *sdk.ClientSession {
 // startServeLogs is startServe that also returns the server's log (stderr).
 func startServeLogs(t testing.TB, args ...string) (*sdk.ClientSession, *lockedWriter) {
 	t.Helper()
+	return startServeClient(t, nil, args...)
+}
+
+// startServeWith is startServe with client options (notification handlers).
+func startServeWith(t testing.TB, opts *sdk.ClientOptions, args ...string) *sdk.ClientSession {
+	t.Helper()
+	cs, _ := startServeClient(t, opts, args...)
+	return cs
+}
+
+func startServeClient(t testing.TB, opts *sdk.ClientOptions, args ...string) (*sdk.ClientSession, *lockedWriter) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--cache-dir", cacheDir(), "--log-level", "debug"}, args...)...)
 	logs := &lockedWriter{b: &strings.Builder{}}
 	cmd.Stderr = logs
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)

@@ -35,7 +35,7 @@ func newWire(t testing.TB, srv *mcp.Server) *wire {
 	outR, outW := io.Pipe()
 	w := &wire{in: inW, wait: map[string]chan map[string]any{}, dead: make(chan struct{})}
 	go func() {
-		srv.MCP().Run(context.Background(), &mcp.Stdio{In: inR, Out: outW})
+		srv.ServeStdio(context.Background(), inR, outW)
 		close(w.dead)
 		outW.Close()
 	}()

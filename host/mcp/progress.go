@@ -16,7 +16,11 @@ import (
 // milliseconds, the message says how much output has arrived. The returned
 // function stops it; it must be called before the handler returns.
 func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest, sess *session.Session, timeout time.Duration) func() {
-	if req == nil || req.Session == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
+	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
+		return func() {}
+	}
+	notify := notifierOf(ctx, req)
+	if notify == nil {
 		return func() {}
 	}
 	token := req.Params.GetProgressToken()
@@ -44,7 +48,7 @@ func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest, sess *s
 					Total:         float64(timeout.Milliseconds()),
 					Message:       fmt.Sprintf("waiting; %d unread bytes so far", sess.Info().Unread),
 				}
-				if err := req.Session.NotifyProgress(ctx, p); err != nil {
+				if err := notify(ctx, p); err != nil {
 					s.log.Debug("progress notification failed", "err", err)
 				}
 			}
@@ -54,4 +58,19 @@ func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest, sess *s
 		close(done)
 		<-finished
 	}
+}
+
+// notifier sends a progress notification to the client of a call.
+type notifier func(context.Context, *sdk.ProgressNotificationParams) error
+
+type notifierKey struct{}
+
+// notifierOf is how a call reaches its client: its go-sdk session, or, for
+// a call the stdio transport serves itself, the notifier in its context.
+func notifierOf(ctx context.Context, req *sdk.CallToolRequest) notifier {
+	if req.Session != nil {
+		return req.Session.NotifyProgress
+	}
+	n, _ := ctx.Value(notifierKey{}).(notifier)
+	return n
 }

@@ -7,7 +7,9 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -60,6 +62,9 @@ type Server struct {
 	cfg  Config
 	log  *slog.Logger
 	mcp  *sdk.Server
+	// tools are the raw handlers of every registered tool, for the stdio
+	// transport's direct path (see Stdio.Tools).
+	tools map[string]sdk.ToolHandler
 }
 
 // New builds the server and registers the enabled tool groups.
@@ -98,15 +103,20 @@ func New(deps Deps, cfg Config) (*Server, error) {
 // MCP returns the underlying go-sdk server (for transports and tests).
 func (s *Server) MCP() *sdk.Server { return s.mcp }
 
-// RunStdio serves one client over stdin/stdout until it goes away (end of
-// input, after every request read is answered) or ctx is cancelled
-// (SIGTERM); then every session it opened ends (SPEC SES-4). Cancelling
-// ends the sessions first, so calls waiting on them return at once, and
-// waits at most a second for the calls in flight: go-sdk's Server.Run
-// would wait for every one of them.
+// RunStdio serves one client over stdin/stdout (see ServeStdio).
 func (s *Server) RunStdio(ctx context.Context) error {
+	return s.ServeStdio(ctx, os.Stdin, os.Stdout)
+}
+
+// ServeStdio serves one client over newline-delimited JSON-RPC on in and
+// out until it goes away (end of input, after every request read is
+// answered) or ctx is cancelled (SIGTERM); then every session ends (SPEC
+// SES-4). Cancelling ends the sessions first, so calls waiting on them
+// return at once, and waits at most a second for the calls in flight:
+// go-sdk's Server.Run would wait for every one of them.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer s.deps.Sessions.Close()
-	ss, err := s.mcp.Connect(ctx, &Stdio{Logger: s.log}, nil)
+	ss, err := s.mcp.Connect(ctx, &Stdio{In: in, Out: out, Logger: s.log, Tools: s.tool}, nil)
 	if err != nil {
 		return err
 	}
@@ -125,6 +135,12 @@ func (s *Server) RunStdio(ctx context.Context) error {
 		}
 		return ctx.Err()
 	}
+}
+
+// tool is the handler of a registered tool.
+func (s *Server) tool(name string) (sdk.ToolHandler, bool) {
+	h, ok := s.tools[name]
+	return h, ok
 }
 
 // owner is the MCP session a call belongs to.

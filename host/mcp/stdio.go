@@ -29,11 +29,18 @@ import (
 //     before the connection ends: `termhost serve < requests.jsonl` gets
 //     its answers. With nothing in flight it ends at once.
 //   - A line longer than MaxLine is refused without being held in memory.
+//   - Once the session is initialized, a tools/call for a tool Tools knows
+//     is served by the transport itself, straight from the line it read to
+//     the line it writes (see "tools/call on the direct path" in
+//     docs/RATIONALE.md); everything else goes through go-sdk.
 type Stdio struct {
 	In      io.Reader    // default os.Stdin
 	Out     io.Writer    // default os.Stdout
 	MaxLine int          // default 64 MiB
 	Logger  *slog.Logger // default: none
+	// Tools finds the handler of a tool by name; nil: every call goes
+	// through go-sdk.
+	Tools func(name string) (sdk.ToolHandler, bool)
 }
 
 // DefaultMaxLine bounds one JSON-RPC line.
@@ -57,6 +64,8 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &stdioConn{
+		tools:   t.Tools,
+		calls:   make(map[string]context.CancelFunc),
 		log:     log,
 		out:     out,
 		max:     max,
@@ -75,6 +84,7 @@ type msgOrErr struct {
 }
 
 type stdioConn struct {
+	tools   func(string) (sdk.ToolHandler, bool)
 	log     *slog.Logger
 	out     io.Writer
 	max     int
@@ -84,9 +94,11 @@ type stdioConn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu      sync.Mutex
-	pending map[string]struct{} // requests read and not yet answered
-	settled chan struct{}       // signalled when pending empties
+	mu          sync.Mutex
+	pending     map[string]struct{}           // requests read and not yet answered
+	settled     chan struct{}                 // signalled when pending empties
+	calls       map[string]context.CancelFunc // tool calls served on the direct path
+	initialized bool                          // the client sent notifications/initialized
 }
 
 func (c *stdioConn) SessionID() string { return "" }
@@ -198,7 +210,9 @@ type envelope struct {
 // parse checks one line and returns its message, or answers the error and
 // returns nil.
 func (c *stdioConn) parse(line []byte) jsonrpc.Message {
-	if !json.Valid(line) {
+	var e envelope
+	err := json.Unmarshal(line, &e)
+	if err != nil && !json.Valid(line) {
 		c.reject(jsonrpc.CodeParseError, nil, "parse error: the line is not JSON")
 		return nil
 	}
@@ -210,8 +224,7 @@ func (c *stdioConn) parse(line []byte) jsonrpc.Message {
 		c.reject(jsonrpc.CodeInvalidRequest, nil, "invalid request: expected a JSON-RPC 2.0 message object, got "+what)
 		return nil
 	}
-	var e envelope
-	if err := json.Unmarshal(line, &e); err != nil {
+	if err != nil {
 		c.reject(jsonrpc.CodeInvalidRequest, nil, "invalid request: "+err.Error())
 		return nil
 	}
@@ -241,8 +254,17 @@ func (c *stdioConn) parse(line []byte) jsonrpc.Message {
 			c.reject(jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf("invalid request: id %v is already in use by a request in flight", id.Raw()))
 			return nil
 		}
-		if *e.Method == "notifications/cancelled" {
+		switch *e.Method {
+		case "notifications/cancelled":
 			c.cancelled(e.Params)
+		case "notifications/initialized":
+			c.mu.Lock()
+			c.initialized = true
+			c.mu.Unlock()
+		case "tools/call":
+			if id.IsValid() && c.serve(id, e.Params) {
+				return nil
+			}
 		}
 		return &jsonrpc.Request{ID: id, Method: *e.Method, Params: e.Params}
 	case !id.IsValid() || e.Result == nil && e.Error == nil:
@@ -329,7 +351,8 @@ func (c *stdioConn) answered(key string) {
 }
 
 // cancelled: a request the client gave up on needs no answer (the server
-// may send none), so the end of input does not wait for it.
+// may send none), so the end of input does not wait for it; a call on the
+// direct path stops.
 func (c *stdioConn) cancelled(params json.RawMessage) {
 	var p struct {
 		RequestID any `json:"requestId"`
@@ -338,8 +361,74 @@ func (c *stdioConn) cancelled(params json.RawMessage) {
 		return
 	}
 	if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
+		c.mu.Lock()
+		cancel := c.calls[idKey(id)]
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
 		c.answered(idKey(id))
 	}
+}
+
+// serve runs a tools/call on the direct path, if it can: the session is
+// initialized and the tool is known. It answers as go-sdk would (a
+// CallToolResult, or a JSON-RPC error), writing the line itself.
+func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
+	c.mu.Lock()
+	ready := c.initialized && c.tools != nil
+	c.mu.Unlock()
+	if !ready {
+		return false
+	}
+	var p sdk.CallToolParamsRaw
+	if json.Unmarshal(params, &p) != nil {
+		return false // go-sdk says what is wrong with it
+	}
+	h, known := c.tools(p.Name)
+	if !known {
+		return false
+	}
+	key := idKey(id)
+	ctx, cancel := context.WithCancel(context.Background())
+	ctx = context.WithValue(ctx, notifierKey{}, notifier(c.notifyProgress))
+	c.mu.Lock()
+	c.calls[key] = cancel
+	c.mu.Unlock()
+	go func() {
+		defer cancel()
+		res, err := h(ctx, &sdk.CallToolRequest{Params: &p})
+		c.mu.Lock()
+		delete(c.calls, key)
+		c.mu.Unlock()
+		if ctx.Err() != nil {
+			c.answered(key) // cancelled: no answer is owed
+			return
+		}
+		resp := &jsonrpc.Response{ID: id}
+		if err != nil {
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) {
+				je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+			}
+			resp.Error = je
+		} else if resp.Result, err = json.Marshal(res); err != nil {
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		if err := c.Write(context.Background(), resp); err != nil {
+			c.log.Warn("answer not written", "err", err)
+		}
+	}()
+	return true
+}
+
+// notifyProgress writes a notifications/progress line.
+func (c *stdioConn) notifyProgress(_ context.Context, p *sdk.ProgressNotificationParams) error {
+	data, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": p})
+	if err != nil {
+		return err
+	}
+	return c.writeLine(data)
 }
 
 // drain waits until every request read has been answered, or the

@@ -33,7 +33,7 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
 	}
 	t.InputSchema = sc
-	s.mcp.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
+	raw := func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("tool handler panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -53,7 +53,12 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 			return s.fail(v, err)
 		}
 		return ok(out)
-	})
+	}
+	s.mcp.AddTool(t, raw)
+	if s.tools == nil {
+		s.tools = make(map[string]sdk.ToolHandler)
+	}
+	s.tools[t.Name] = raw
 }
 
 // ok wraps v as a tool result: compact JSON in one text block.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -53,10 +54,43 @@ type Pattern struct {
 	window int // bytes matched per regexp call
 }
 
+// patterns caches compiled until patterns: agents wait for the same few
+// prompts over and over, and compiling one costs more than matching it.
+var patterns = struct {
+	sync.Mutex
+	m map[string]*Pattern
+}{m: make(map[string]*Pattern)}
+
+const maxCachedPatterns = 256
+
 // CompilePattern compiles an until pattern (Go RE2 syntax), refusing one
 // longer than MaxPatternLen or compiling to more than MaxPatternInsts
-// instructions (a{1000} is small to write and large to run).
+// instructions (a{1000} is small to write and large to run). Compiled
+// patterns are cached (a Pattern is safe for concurrent use).
 func CompilePattern(expr string) (*Pattern, error) {
+	patterns.Lock()
+	p := patterns.m[expr]
+	patterns.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	p, err := compilePattern(expr)
+	if err != nil {
+		return nil, err
+	}
+	patterns.Lock()
+	if len(patterns.m) >= maxCachedPatterns {
+		for k := range patterns.m { // drop one at random
+			delete(patterns.m, k)
+			break
+		}
+	}
+	patterns.m[expr] = p
+	patterns.Unlock()
+	return p, nil
+}
+
+func compilePattern(expr string) (*Pattern, error) {
 	if len(expr) > MaxPatternLen {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
 	}

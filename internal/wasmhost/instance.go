@@ -18,8 +18,10 @@ type Instance struct {
 	m      *Module
 	mod    api.Module
 	mem    api.Memory
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx    context.Context    // the context of calls: no Done, so wazero starts no watcher per call
+	initCx context.Context    // instantiation's, cancelled by the watchdog
+	cancel context.CancelFunc // cancels initCx
+	live   atomic.Pointer[api.Module]
 
 	fConfigure, fOpen, fData, fControl, fTick, fClose, fExport, fImport api.Function
 
@@ -48,7 +50,8 @@ func (m *Module) Instantiate(ctx context.Context, cfg []byte) (*Instance, error)
 	}
 	m.mu.Unlock()
 	inst := &Instance{m: m, stderr: &tailBuffer{limit: m.opts.StderrLimit}}
-	inst.ctx, inst.cancel = context.WithCancel(context.WithValue(context.Background(), instKey{}, inst))
+	inst.ctx = context.WithValue(context.Background(), instKey{}, inst)
+	inst.initCx, inst.cancel = context.WithCancel(inst.ctx)
 	mc := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(abi.InitializeExport).
@@ -60,7 +63,7 @@ func (m *Module) Instantiate(ctx context.Context, cfg []byte) (*Instance, error)
 	inst.callStart.Store(time.Now().UnixNano())
 	m.ensureWatchdog()
 	m.track(inst, true)
-	mod, err := m.rt.InstantiateModule(inst.ctx, m.compiled, mc)
+	mod, err := m.rt.InstantiateModule(inst.initCx, m.compiled, mc)
 	inst.callStart.Store(0)
 	if err != nil {
 		m.track(inst, false)
@@ -68,6 +71,7 @@ func (m *Module) Instantiate(ctx context.Context, cfg []byte) (*Instance, error)
 		return nil, &TrapError{Plugin: m.Manifest.Name, Op: "instantiate", Err: err, Stderr: inst.stderr.String()}
 	}
 	inst.mod = mod
+	inst.live.Store(&mod)
 	inst.mem = mod.Memory()
 	inst.fConfigure = mod.ExportedFunction(abi.ConfigureExport)
 	inst.fOpen = mod.ExportedFunction(abi.OpenExport)
@@ -370,4 +374,16 @@ func (i *Instance) ImportState(sid uint32, state []byte) ([]abi.Emission, error)
 	}
 	_, err := i.callStatus("state_import", i.fImport, state, uint64(sid))
 	return i.out, err
+}
+
+// abort stops the running call of a guarded instance: closing the module
+// sets the flag its termination checks test at every loop back-edge (calls
+// run with a context that has no Done channel, so wazero does not start a
+// goroutine per call to watch one). An unguarded instance cannot be
+// stopped, and its module is not closed under the running call.
+func (i *Instance) abort() {
+	i.cancel() // during instantiation
+	if m := i.live.Load(); m != nil && i.m.Guarded {
+		(*m).CloseWithExitCode(context.Background(), 124)
+	}
 }

@@ -258,7 +258,7 @@ func (m *Module) ensureWatchdog() {
 				for inst := range m.instances {
 					if s := inst.callStart.Load(); s != 0 && now.UnixNano()-s > int64(m.opts.CallTimeout) {
 						inst.abortedAt.CompareAndSwap(0, now.UnixNano())
-						inst.cancel()
+						inst.abort()
 					}
 				}
 				m.mu.Unlock()
