@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,6 +66,7 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 	}
 	c := &stdioConn{
 		tools:   t.Tools,
+		work:    make(chan func()),
 		calls:   make(map[string]context.CancelFunc),
 		log:     log,
 		out:     out,
@@ -85,6 +87,7 @@ type msgOrErr struct {
 
 type stdioConn struct {
 	tools   func(string) (sdk.ToolHandler, bool)
+	work    chan func() // direct-path calls for idle workers
 	log     *slog.Logger
 	out     io.Writer
 	max     int
@@ -395,7 +398,7 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	c.mu.Lock()
 	c.calls[key] = cancel
 	c.mu.Unlock()
-	go func() {
+	c.run(func() {
 		defer cancel()
 		res, err := h(ctx, &sdk.CallToolRequest{Params: &p})
 		c.mu.Lock()
@@ -405,21 +408,69 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 			c.answered(key) // cancelled: no answer is owed
 			return
 		}
-		resp := &jsonrpc.Response{ID: id}
+		var line []byte
+		if err == nil {
+			line, err = resultLine(id, res)
+		}
 		if err != nil {
 			var je *jsonrpc.Error
 			if !errors.As(err, &je) {
 				je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
-			resp.Error = je
-		} else if resp.Result, err = json.Marshal(res); err != nil {
-			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+			line, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: je})
 		}
-		if err := c.Write(context.Background(), resp); err != nil {
+		if err := c.writeLine(line); err != nil {
 			c.log.Warn("answer not written", "err", err)
 		}
-	}()
+		c.answered(key)
+	})
 	return true
+}
+
+// resultLine is the JSON-RPC line of a successful call, built once.
+func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
+	rid, err := json.Marshal(id.Raw())
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, 0, len(body)+len(rid)+40)
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = append(line, rid...)
+	line = append(line, `,"result":`...)
+	line = append(line, body...)
+	return append(line, '}'), nil
+}
+
+// run runs f on an idle worker goroutine of the connection, or a new one:
+// a worker keeps the stack a call grew, so the next call does not grow it
+// again.
+func (c *stdioConn) run(f func()) {
+	select {
+	case c.work <- f:
+	default:
+		go c.worker(f)
+	}
+}
+
+// worker runs calls until it has been idle a while.
+func (c *stdioConn) worker(f func()) {
+	idle := time.NewTimer(time.Minute)
+	defer idle.Stop()
+	for {
+		f()
+		idle.Reset(time.Minute)
+		select {
+		case f = <-c.work:
+		case <-idle.C:
+			return
+		case <-c.closed:
+			return
+		}
+	}
 }
 
 // notifyProgress writes a notifications/progress line.
