@@ -59,11 +59,12 @@ test-short:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./plugins/telnet/ ./host/ringbuf/ ./host/plugin/
 	@echo "same core natively, with the wasm build's portable scan (-tags portablescan):"
-	$(GO) test -tags portablescan -run '^$$' -bench 'PluginNativeChunks|Receive(Plain|IACDense)' -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./plugins/telnet/
-	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 500x ./cmd/termhost/
+	$(GO) test -tags portablescan -run '^$$' -bench 'PluginNativeChunks|Receive(Plain|IAC)' -benchtime $(BENCHTIME) ./plugins/telnet/proto/ ./plugins/telnet/
+	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 1500x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'HotReload' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'IdleSessionMemory|ToolsListSize' -benchtime 3x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'Hostile' -benchtime 2x ./cmd/termhost/
 
 demo:
 	$(GO) run ./cmd/termhost demo
