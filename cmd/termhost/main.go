@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -261,7 +260,6 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		tuneGC()
 		h, err := host.New(ctx, cfg)
 		if err != nil {
 			return err
@@ -370,17 +368,4 @@ func (f *flags) parse(args []string) error {
 		}
 	}
 	return nil
-}
-
-// tuneGC sets the collector for a server whose garbage is mostly short-lived
-// JSON (go-sdk allocates a 32 KiB decoding buffer per message): collect when
-// the heap has grown fourfold rather than twofold, but never let it pass
-// 512 MiB before collecting. GOGC and GOMEMLIMIT, when set, win.
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(512 << 20)
-	}
 }
