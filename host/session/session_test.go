@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp/syntax"
 	"strings"
 	"sync"
 	"testing"
@@ -555,5 +556,19 @@ func TestEvictionReported(t *testing.T) {
 	}
 	if u := s.Info().Unread; u != 0 {
 		t.Fatalf("unread after reading everything: %d", u)
+	}
+}
+
+// TestPatternSizeEstimate: the size a pattern is capped by tracks the
+// program Go's compiler really makes of it.
+func TestPatternSizeEstimate(t *testing.T) {
+	for _, e := range []string{`[#$] $`, `\nrt123x\r?\n.*[#$] $`, `a{1000}`, `[a-z]{200}Q`, `(?m)^done\r?\n.*# $`,
+		`[a-z]{60}[a-z]{60}[a-z]{60}Q`, `((a{10}){10}){10}`, `(?i)password:\s*$`, `x{3,20}y+z*`} {
+		parsed, _ := syntax.Parse(e, syntax.Perl)
+		prog, _ := syntax.Compile(parsed.Simplify())
+		est, real := progSize(parsed), len(prog.Inst)
+		if est < real*3/4-2 || est > real*5/4+2 {
+			t.Errorf("%q: estimated %d instructions, compiles to %d", e, est, real)
+		}
 	}
 }

@@ -98,12 +98,8 @@ func compilePattern(expr string) (*Pattern, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a valid regular expression: %v", err)
 	}
-	prog, err := syntax.Compile(parsed.Simplify())
-	if err != nil {
-		return nil, fmt.Errorf("not a valid regular expression: %v", err)
-	}
-	if n := len(prog.Inst); n > MaxPatternInsts {
-		return nil, fmt.Errorf("too complex: it compiles to %d instructions, at most %d (repetition counts such as {500} multiply)", n, MaxPatternInsts)
+	if n := progSize(parsed); n > MaxPatternInsts {
+		return nil, fmt.Errorf("too complex: it compiles to about %d instructions, at most %d (repetition counts such as {500} multiply)", n, MaxPatternInsts)
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -111,8 +107,41 @@ func compilePattern(expr string) (*Pattern, error) {
 	}
 	// About 4M instruction-steps per regexp call at worst, so a wait
 	// notices its deadline or cancellation within a few milliseconds.
-	window := min(max((4<<20)/len(prog.Inst), 4<<10), 256<<10)
+	window := min(max((4<<20)/max(progSize(parsed), 1), 4<<10), 256<<10)
 	return &Pattern{re: re, window: window}, nil
+}
+
+// progSize estimates, from the parsed pattern, how many instructions it
+// compiles to (within a quarter, tested): about one per node and literal
+// character, with a repetition's body counted as many times as the
+// compiler unrolls it. Parsing is a fraction of compiling, and regexp
+// compiles the pattern anyway. The estimate is capped, so a nested
+// repetition cannot overflow it.
+func progSize(re *syntax.Regexp) int {
+	const huge = 1 << 20
+	n := 1
+	switch re.Op {
+	case syntax.OpLiteral:
+		return max(len(re.Rune), 1)
+	case syntax.OpRepeat:
+		sub := 0
+		for _, s := range re.Sub {
+			sub += progSize(s)
+		}
+		// x{n,m}: n copies, then m-n optional ones (each a copy and a
+		// branch); x{n,}: n copies and a loop.
+		size := re.Min * sub
+		if re.Max < 0 {
+			size += sub + 1
+		} else {
+			size += (re.Max - re.Min) * (sub + 1)
+		}
+		return min(n+size, huge)
+	}
+	for _, s := range re.Sub {
+		n += progSize(s)
+	}
+	return min(n, huge)
 }
 
 // MustCompilePattern is CompilePattern for tests and constants.
