@@ -64,6 +64,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'HotReload' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'IdleSessionMemory|ToolsListSize' -benchtime 3x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'ToolCallLatency' -benchtime 3000x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'Hostile' -benchtime 2x ./cmd/termhost/
 
 demo:

@@ -387,3 +387,25 @@ func BenchmarkToolsListSize(b *testing.B) {
 		b.ReportMetric(float64(len(raw))/4, "tokens-est")
 	}
 }
+
+// BenchmarkToolCallLatency: one trivial tool call (telnet_list) over stdio,
+// by a minimal JSON-RPC client, then as many by go-sdk's client (apart: its
+// garbage would slow the other's samples in this process) — what a call
+// costs in termhost, and what go-sdk's client adds to it.
+func BenchmarkToolCallLatency(b *testing.B) {
+	lean := startLean(b, "--log-level", "info")
+	cs := startServe(b, "--log-level", "info")
+	var viaLean, viaSDK []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		lean.call(b, "telnet_list", map[string]any{})
+		viaLean = append(viaLean, time.Since(start))
+	}
+	for range len(viaLean) {
+		start := time.Now()
+		mustCall(b, cs, "telnet_list", map[string]any{})
+		viaSDK = append(viaSDK, time.Since(start))
+	}
+	percentiles(b, viaLean, "ms-lean")
+	percentiles(b, viaSDK, "ms-sdk")
+}
