@@ -40,8 +40,8 @@ TESTCACHE = cache=$$(mktemp -d "$${TMPDIR:-/tmp}/termhost-test-cache.XXXXXX") &&
 
 test: check-plugins vet test-wasm
 	$(GO) build -trimpath -o bin/termhost ./cmd/termhost
-	@echo "$(GO) test -race -timeout 15m ./...  (with a temporary TERMHOST_CACHE_DIR)"
-	@$(TESTCACHE) $(GO) test -race -timeout 15m ./...
+	@echo "$(GO) test -race -count=1 -timeout 15m ./...  (with a temporary TERMHOST_CACHE_DIR)"
+	@$(TESTCACHE) $(GO) test -race -count=1 -timeout 15m ./...
 
 # The Telnet core's own tests, compiled for wasip1 and run inside wazero:
 # the wasm build has its own scanning code (scan_wasm.go).
