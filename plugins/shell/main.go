@@ -1,0 +1,89 @@
+// Command shell is termhost's shell-integration plugin: it removes the OSC
+// 133 marks that termhost's bash and zsh start-up files print (host/link/
+// pty/shell) from the stream, so no marker reaches the buffer or the
+// screen, and turns them into events: "prompt" when a prompt has been
+// drawn and the shell waits for input (with the exit code and duration of
+// the command that just finished, when there was one), "command" when a
+// command starts. A `prompt` wait on a shell session therefore returns as
+// soon as a command finishes, without guessing from the prompt's text.
+package main
+
+import (
+	"github.com/termhost/termhost/plugins/shell/marks"
+	"github.com/termhost/termhost/sdk"
+)
+
+func init() { sdk.Register(newSession) }
+
+func main() {}
+
+type session struct {
+	sc    marks.Scanner
+	out   []byte
+	ms    []marks.Mark
+	start int64 // when the running command started (C), Unix ms; 0 if none
+	// done is the last finished command, reported with the next prompt.
+	done                *finished
+	running, seenPrompt bool
+}
+
+type finished struct {
+	code       int
+	hasCode    bool
+	durationMs int64
+}
+
+func newSession(sdk.Open) (sdk.Session, error) { return &session{}, nil }
+
+func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
+	if dir == sdk.Outbound {
+		return sdk.Continue
+	}
+	s.out, s.ms = s.sc.Scan(s.out[:0], s.ms[:0], p)
+	if len(s.ms) == 0 && len(s.out) == len(p) {
+		return sdk.Continue // the common case: nothing to remove
+	}
+	at := 0
+	for _, m := range s.ms {
+		out.ToUser(s.out[at:m.At])
+		at = m.At
+		s.mark(out, m)
+	}
+	out.ToUser(s.out[at:])
+	return sdk.Consumed
+}
+
+func (s *session) mark(out *sdk.Out, m marks.Mark) {
+	now := sdk.NowMs()
+	switch m.Kind {
+	case 'C':
+		s.running, s.start = true, now
+		out.Event(map[string]any{"type": "command"})
+	case 'D':
+		f := &finished{code: m.Code, hasCode: m.HasCode}
+		if s.running && s.start > 0 {
+			f.durationMs = now - s.start
+		}
+		s.done, s.running, s.start = f, false, 0
+	case 'B':
+		ev := map[string]any{"type": "prompt", "source": "shell"}
+		if s.done != nil {
+			if s.done.hasCode {
+				ev["exitCode"] = s.done.code
+			}
+			if s.done.durationMs > 0 || s.done.hasCode {
+				ev["durationMs"] = s.done.durationMs
+			}
+			s.done = nil
+		}
+		s.seenPrompt = true
+		out.Event(ev)
+	}
+}
+
+func (s *session) Close(out *sdk.Out) {
+	// A mark cut off by the end of the stream was not one: give it back.
+	if rest := s.sc.Flush(nil); len(rest) > 0 {
+		out.ToUser(rest)
+	}
+}
