@@ -44,9 +44,9 @@ func TestShellMarks(t *testing.T) {
 		}
 		feed("\x1b]133;A\x1b\\$ \x1b]133;B\x1b\\")
 		feed("false\r\n\x1b]133;C\x1b\\")
-		feed("\x1b]133;D;1\x1b")   // cut inside the terminator
+		feed("\x1b]133;D;1\x1b")     // cut inside the terminator
 		feed("\\\x1b]133;A\x1b\\$ ") // prompt text before its B
-		feed("\x1b]13")             // cut inside the introducer
+		feed("\x1b]13")              // cut inside the introducer
 		feed("3;B\x07")
 		feed("plain output")
 		if got, want := user.String(), "$ false\r\n$ plain output"; got != want {
