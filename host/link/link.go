@@ -53,6 +53,15 @@ type Exiter interface {
 	Exit() ExitStatus
 }
 
+// Stopper is a link to a process that can be stopped gracefully (SPEC
+// PTY-3): input stops at once, a command still running gets up to grace to
+// finish, then the process group gets SIGTERM and, termWait later,
+// SIGKILL. Stop returns once the process is gone and reaped; ctx ending
+// skips to SIGKILL.
+type Stopper interface {
+	Stop(ctx context.Context, grace, termWait time.Duration) ExitStatus
+}
+
 // ExitStatus is how a process ended: an exit code, or the signal that
 // killed it.
 type ExitStatus struct {

@@ -102,6 +102,7 @@ type pipeLink struct {
 	mu      sync.Mutex
 	size    [2]int
 	signals []string
+	stops   [][2]time.Duration
 	exit    chan link.ExitStatus
 }
 
@@ -120,6 +121,20 @@ func (l *pipeLink) Signal(name string) error {
 }
 
 func (l *pipeLink) Exit() link.ExitStatus { return <-l.exit }
+
+// Stop records the graceful stop it was asked for, then ends the "process".
+func (l *pipeLink) Stop(ctx context.Context, grace, termWait time.Duration) link.ExitStatus {
+	l.mu.Lock()
+	l.stops = append(l.stops, [2]time.Duration{grace, termWait})
+	l.mu.Unlock()
+	l.Conn.Close()
+	st := link.ExitStatus{Code: -1, Signal: "SIGTERM"}
+	select {
+	case l.exit <- st:
+	default:
+	}
+	return st
+}
 
 // testKind opens a session of the test-only kind "pipe" through the
 // registry's one Open, with the given chain and screen, and returns it

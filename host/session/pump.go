@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +41,12 @@ func (s *Session) pump() {
 // readable until the session is closed or reaped.
 func (s *Session) end(err error) {
 	s.endOnce.Do(func() {
+		s.mu.Lock()
+		stopped := s.stopping
+		s.mu.Unlock()
 		switch {
+		case stopped:
+			err = errors.New("the session was stopped")
 		case errors.Is(err, io.EOF), errors.Is(err, syscall.EIO):
 			err = errors.New("the peer closed the connection")
 			if s.Peer.Command != "" {
@@ -82,15 +88,34 @@ func (s *Session) release() {
 	} else {
 		defer s.unlockChain()
 	}
-	for _, b := range s.bindings() {
+	for _, b := range s.chain {
 		b.Close()
 	}
+	// The screen stays until the session is discarded (releaseScreen).
 	// Keep only what can still be read, in storage of its size.
 	s.buf.Compact(s.buf.Tail())
 	close(s.released)
 	if s.onEnd != nil {
 		s.onEnd(s)
 	}
+}
+
+// Stop ends the session gracefully when its link can (a process: SPEC
+// PTY-3, see link.Stopper) and otherwise closes it. New input is refused
+// from the start. It returns once the session is released.
+func (s *Session) Stop(ctx context.Context, grace, termWait time.Duration) {
+	st, ok := s.link.(link.Stopper)
+	s.mu.Lock()
+	live := s.state == StateActive || s.state == StateIdle || s.state == StateInitializing
+	if ok && live {
+		s.state, s.stopping = StateTerminating, true
+		s.notifyLocked()
+	}
+	s.mu.Unlock()
+	if ok && live {
+		st.Stop(ctx, grace, termWait)
+	}
+	s.Close()
 }
 
 // Close ends the session if it is still running and waits (bounded) until
@@ -110,7 +135,9 @@ func (s *Session) Close() {
 	defer t.Stop()
 	select {
 	case <-s.released:
+		s.releaseScreen()
 	case <-t.C:
 		s.log.Warn("session closed without waiting for its release")
+		go func() { <-s.released; s.releaseScreen() }()
 	}
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,14 @@ type Limits struct {
 	// using one afterwards is ErrExpired. Defaults 100 and 64 MiB.
 	MaxEnded      int
 	MaxEndedBytes int
+	// A process's graceful stop (SPEC PTY-3) when its owner goes away:
+	// a running command gets StopGrace, SIGTERM gets StopTerm before
+	// SIGKILL. Defaults 3 s and 3 s. When the whole server stops, every
+	// session stops at once with ShutdownGrace and ShutdownTerm (defaults
+	// 0.5 s and 1 s), so it fits in the 2 s a client waits between
+	// closing the server's input and SIGTERM (CLIENTS.md).
+	StopGrace, StopTerm         time.Duration
+	ShutdownGrace, ShutdownTerm time.Duration
 }
 
 func (l *Limits) defaults() {
@@ -40,6 +49,18 @@ func (l *Limits) defaults() {
 	}
 	if l.MaxEndedBytes <= 0 {
 		l.MaxEndedBytes = 64 << 20
+	}
+	if l.StopGrace <= 0 {
+		l.StopGrace = 3 * time.Second
+	}
+	if l.StopTerm <= 0 {
+		l.StopTerm = 3 * time.Second
+	}
+	if l.ShutdownGrace <= 0 {
+		l.ShutdownGrace = 500 * time.Millisecond
+	}
+	if l.ShutdownTerm <= 0 {
+		l.ShutdownTerm = time.Second
 	}
 }
 
@@ -170,9 +191,19 @@ func (r *Registry) forgetLocked(s *Session) {
 	}
 }
 
-// Remove closes and forgets a session. It reports whether one was there, so
-// a second call changes nothing.
+// Remove closes and forgets a session at once (a process is killed). It
+// reports whether one was there, so a second call changes nothing.
 func (r *Registry) Remove(ref string) bool {
+	return r.remove(ref, nil)
+}
+
+// Stop stops a session gracefully (SPEC PTY-3: a process gets the grace
+// and SIGTERM before SIGKILL) and forgets it.
+func (r *Registry) Stop(ctx context.Context, ref string) bool {
+	return r.remove(ref, func(s *Session) { s.Stop(ctx, r.limits.StopGrace, r.limits.StopTerm) })
+}
+
+func (r *Registry) remove(ref string, stop func(*Session)) bool {
 	r.mu.Lock()
 	s := r.byID[ref]
 	if s == nil {
@@ -185,7 +216,11 @@ func (r *Registry) Remove(ref string) bool {
 	if s == nil {
 		return false
 	}
-	s.Close()
+	if stop != nil {
+		stop(s)
+	} else {
+		s.Close()
+	}
 	return true
 }
 
@@ -214,6 +249,7 @@ func (r *Registry) ended(*Session) {
 		}
 		r.forgetLocked(s)
 		r.tombstoneLocked(s)
+		go s.releaseScreen()
 		total -= s.BufferedBytes()
 		ended = ended[1:]
 		r.log.Info("ended session discarded to bound memory", "session", s.ID)
@@ -271,12 +307,13 @@ func (r *Registry) List(kind Kind) []*Session {
 	return out
 }
 
-// CloseOwned removes every session owned by an MCP session.
+// CloseOwned stops every session owned by an MCP session that went away,
+// all at once, each gracefully (SPEC PTY-3).
 func (r *Registry) CloseOwned(owner string) {
 	var wg sync.WaitGroup
 	for _, s := range r.List("") {
 		if s.Owner == owner {
-			wg.Go(func() { r.Remove(s.ID) })
+			wg.Go(func() { r.Stop(context.Background(), s.ID) })
 		}
 	}
 	wg.Wait()
@@ -296,7 +333,11 @@ func (r *Registry) Close() {
 	<-r.reapDone
 	var wg sync.WaitGroup
 	for _, s := range r.List("") {
-		wg.Go(func() { r.Remove(s.ID) })
+		wg.Go(func() {
+			r.remove(s.ID, func(s *Session) {
+				s.Stop(context.Background(), r.limits.ShutdownGrace, r.limits.ShutdownTerm)
+			})
+		})
 	}
 	wg.Wait()
 }

@@ -183,6 +183,8 @@ type Session struct {
 	endedAt    time.Time
 	exit       *link.ExitStatus
 	cols, rows int
+	screenGone bool // the screen's binding is closed (the session was discarded)
+	stopping   bool // Stop is ending the session
 
 	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
 	asyncBytes int

@@ -109,13 +109,27 @@ func TestNewKindUsesEverySharedPath(t *testing.T) {
 	if res.Reason != ReasonExit || res.Alive {
 		t.Fatalf("exit read: %q alive=%v", res.Reason, res.Alive)
 	}
-	eventually(t, "release", func() bool { return marker.closed.Load() && screen.closed.Load() })
+	eventually(t, "release", func() bool { return marker.closed.Load() })
 	eventually(t, "exit status", func() bool { st, ok := s.ExitStatus(); return ok && st.Code == 3 })
 	if err := s.Send(context.Background(), []byte("x")); !errors.Is(err, ErrDisconnected) {
 		t.Fatalf("send after exit: %v", err)
 	}
 	if got, err := r.Get("box"); err != nil || got != s {
 		t.Fatalf("ended session not readable by name: %v", err)
+	}
+	// The final screen stays readable until the session is discarded.
+	if screen.closed.Load() {
+		t.Fatal("the screen was released with the link")
+	}
+	if reply, err := s.Screen(context.Background(), []byte(`{"op":"screen"}`)); err != nil || string(reply) != `{"ok":true}` {
+		t.Fatalf("final screen: %q, %v", reply, err)
+	}
+	r.Remove(s.ID)
+	if !screen.closed.Load() {
+		t.Fatal("screen still open after the session was removed")
+	}
+	if _, err := s.Screen(context.Background(), []byte(`{"op":"screen"}`)); !errors.Is(err, ErrExpired) {
+		t.Fatalf("screen after remove: %v", err)
 	}
 }
 
@@ -570,5 +584,42 @@ func TestPatternSizeEstimate(t *testing.T) {
 		if est < real*3/4-2 || est > real*5/4+2 {
 			t.Errorf("%q: estimated %d instructions, compiles to %d", e, est, real)
 		}
+	}
+}
+
+// TestStopIsGraceful: when its owner goes away a process session is
+// stopped with the owner policy (grace, then SIGTERM, then SIGKILL: SPEC
+// PTY-3), input is refused from the start, and the session ends saying it
+// was stopped, with the exit status. Server shutdown uses the short policy.
+func TestStopIsGraceful(t *testing.T) {
+	r := newRegistry(t, Limits{StopGrace: 3 * time.Second, StopTerm: 2 * time.Second,
+		ShutdownGrace: 100 * time.Millisecond, ShutdownTerm: 200 * time.Millisecond}, Config{})
+	a, _, pa := testKind(t, r, Spec{Owner: "client-1"}, nil, nil)
+	b, _, pb := testKind(t, r, Spec{Owner: "client-2"}, nil, nil)
+	r.CloseOwned("client-1")
+	if _, err := r.Get(a.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("owned session still there: %v", err)
+	}
+	pa.mu.Lock()
+	stops := pa.stops
+	pa.mu.Unlock()
+	if len(stops) != 1 || stops[0] != [2]time.Duration{3 * time.Second, 2 * time.Second} {
+		t.Fatalf("owner's stop = %v", stops)
+	}
+	if a.Info().Error != "the session was stopped" {
+		t.Fatalf("end reason %q", a.Info().Error)
+	}
+	if err := a.Send(context.Background(), []byte("x")); !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("send after stop: %v", err)
+	}
+	if !b.Alive() {
+		t.Fatal("another owner's session was stopped")
+	}
+	r.Close()
+	pb.mu.Lock()
+	stops = pb.stops
+	pb.mu.Unlock()
+	if len(stops) != 1 || stops[0] != [2]time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
+		t.Fatalf("shutdown stop = %v", stops)
 	}
 }
