@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"runtime/debug"
 	"slices"
@@ -87,6 +88,9 @@ func schema[T any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.S
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// maxKeyLen bounds the keys of an object argument (env: variable names).
+const maxKeyLen = 256
 
 // decodeArgs checks raw arguments against sc and decodes them into In.
 func decodeArgs[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
@@ -173,21 +177,59 @@ func bounded(sc *jsonschema.Schema) error {
 }
 
 func boundedField(name string, p *jsonschema.Schema) error {
-	typ := p.Type
-	for _, t := range p.Types {
-		if t != "null" {
-			typ = t
+	for _, typ := range types(p) {
+		switch {
+		case typ == "integer" && p.Maximum == nil,
+			typ == "string" && p.MaxLength == nil && len(p.Enum) == 0,
+			typ == "array" && p.MaxItems == nil,
+			typ == "object" && p.AdditionalProperties != nil && p.MaxProperties == nil:
+			return fmt.Errorf("field %s (%s) has no upper bound", name, typ)
+		case typ == "array" && p.Items != nil:
+			if err := boundedField(name+"[]", p.Items); err != nil {
+				return err
+			}
+		case typ == "object" && p.AdditionalProperties != nil:
+			if err := boundedField(name+"{}", p.AdditionalProperties); err != nil {
+				return err
+			}
 		}
 	}
-	switch {
-	case typ == "integer" && p.Maximum == nil,
-		typ == "string" && p.MaxLength == nil && len(p.Enum) == 0,
-		typ == "array" && p.MaxItems == nil:
-		return fmt.Errorf("field %s (%s) has no upper bound", name, typ)
-	case typ == "array" && p.Items != nil:
-		return boundedField(name+"[]", p.Items)
-	}
 	return nil
+}
+
+// types are a schema's types other than null: one, or several for a field
+// that takes either (keys: a string or an array).
+func types(sc *jsonschema.Schema) []string {
+	if sc.Type != "" {
+		return []string{sc.Type}
+	}
+	var out []string
+	for _, t := range sc.Types {
+		if t != "null" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "string"
+	case json.Number:
+		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return "integer"
+		}
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
 }
 
 // expectedSuffix says, for a missing field, what it should be.
@@ -202,12 +244,19 @@ func checkValue(field string, sc *jsonschema.Schema, v any) error {
 	bad := func(format string, a ...any) error {
 		return &ArgError{Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
-	typ := sc.Type
-	for _, t := range sc.Types { // ["null", "array"] for a slice
-		if t != "null" {
-			typ = t
-		} else if v == nil {
-			return nil
+	if v == nil && slices.Contains(sc.Types, "null") {
+		return nil // ["null", "array"] for a slice
+	}
+	typ := ""
+	if ts := types(sc); len(ts) == 1 {
+		typ = ts[0]
+	} else if len(ts) > 1 {
+		typ = jsonType(v)
+		if typ == "number" && slices.Contains(ts, "integer") {
+			typ = "integer" // and let the integer check say what is wrong
+		}
+		if !slices.Contains(ts, typ) {
+			return bad("must be %s, got %s", orList(ts), describe(v))
 		}
 	}
 	switch typ {
@@ -261,6 +310,19 @@ func checkValue(field string, sc *jsonschema.Schema, v any) error {
 		if !isObj {
 			return bad("must be an object, got %s", describe(v))
 		}
+		if sc.MaxProperties != nil && len(obj) > *sc.MaxProperties {
+			return bad("must have at most %d entries, got %d", *sc.MaxProperties, len(obj))
+		}
+		if ap := sc.AdditionalProperties; ap != nil && sc.Properties == nil {
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				if utf8.RuneCountInString(k) > maxKeyLen {
+					return bad("key %s is longer than %d characters", strconv.Quote(clip(k)), maxKeyLen)
+				}
+				if err := checkValue(field+"."+k, ap, obj[k]); err != nil {
+					return err
+				}
+			}
+		}
 		if sc.Properties != nil {
 			for k, val := range obj {
 				p := sc.Properties[k]
@@ -291,6 +353,20 @@ func rangeText(sc *jsonschema.Schema) string {
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// orList joins type names: "a string or an array".
+func orList(ts []string) string {
+	a := make([]string, len(ts))
+	for i, t := range ts {
+		switch t {
+		case "array", "object", "integer":
+			a[i] = "an " + t
+		default:
+			a[i] = "a " + t
+		}
+	}
+	return strings.Join(a, " or ")
+}
 
 func enumList(vals []any) string {
 	s := make([]string, len(vals))

@@ -12,6 +12,9 @@ import (
 // Spec says how to open a session of any kind: a link (Dial), a plugin
 // chain and a screen, options, and what to show in listings.
 type Spec struct {
+	// ID is normally empty (a new ULID is made); a restart passes the id
+	// of the session it replaces, which must be gone from the registry.
+	ID    string
 	Kind  Kind
 	Name  string // optional, unique among live sessions (see ValidName)
 	Owner string // owning MCP session
@@ -27,6 +30,9 @@ type Spec struct {
 	Screen string
 	// Options is the JSON every plugin's on_open gets.
 	Options []byte
+	// Reopen, if set, starts the same thing again under the given id
+	// (Registry.Restart).
+	Reopen func(ctx context.Context, id string) (*Session, error)
 	// Dial makes the link. It runs after the plugins are attached, so a
 	// plugin that cannot open costs no connection.
 	Dial func(ctx context.Context) (link.Link, error)

@@ -160,7 +160,11 @@ func (r *Registry) add(s *Session) error {
 		r.byName[s.Name] = s
 		delete(r.tombs, s.Name)
 	}
-	s.ID = ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
+	if s.ID == "" {
+		s.ID = ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
+	} else if r.byID[s.ID] != nil {
+		return fmt.Errorf("session id %s is in use", s.ID)
+	}
 	s.onEnd = r.ended
 	r.byID[s.ID] = s
 	return nil
@@ -305,6 +309,20 @@ func (r *Registry) List(kind Kind) []*Session {
 	r.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// Restart stops a session (gracefully) and starts the same program again
+// under the same id and name: restart_app.
+func (r *Registry) Restart(ctx context.Context, ref string) (*Session, error) {
+	s, err := r.Get(ref)
+	if err != nil {
+		return nil, err
+	}
+	if s.reopen == nil {
+		return nil, fmt.Errorf("%w: a %s session cannot be restarted (only a local program can)", ErrUnsupported, s.Kind)
+	}
+	r.Stop(ctx, s.ID)
+	return s.reopen(ctx, s.ID)
 }
 
 // CloseOwned stops every session owned by an MCP session that went away,

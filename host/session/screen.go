@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/termhost/termhost/sdk/abi"
 )
@@ -76,4 +77,34 @@ func (s *Session) releaseScreen() {
 		defer s.unlockChain()
 	}
 	s.screen.Close()
+}
+
+// Mark is the position a reader starting now would have: the end of the
+// buffer and the last event so far. Waits from a mark see only what comes
+// after it.
+func (s *Session) Mark() Cursor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Cursor{Off: s.buf.Head(), Seq: s.nextSeq}
+}
+
+// Raw returns up to maxBytes of the most recent output (the raw byte
+// stream, escape sequences included), starting at a character boundary,
+// without moving any reader's cursor, and whether older bytes were left
+// out.
+func (s *Session) Raw(maxBytes int) ([]byte, bool) {
+	if maxBytes <= 0 {
+		maxBytes = defaultMaxBytes
+	}
+	head, tail := s.buf.Head(), s.buf.Tail()
+	from := tail
+	if head-tail > uint64(maxBytes) {
+		from = head - uint64(maxBytes)
+	}
+	p, _, _ := s.buf.Read(from, int(head-from))
+	cut := 0
+	for cut < len(p) && cut < utf8.UTFMax && !utf8.RuneStart(p[cut]) {
+		cut++
+	}
+	return p[cut:], from > tail || cut > 0
 }

@@ -14,6 +14,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -186,6 +187,10 @@ type Session struct {
 	screenGone bool // the screen's binding is closed (the session was discarded)
 	stopping   bool // Stop is ending the session
 
+	// reopen starts the same thing again under the same id (restart_app);
+	// nil for kinds that cannot.
+	reopen func(ctx context.Context, id string) (*Session, error)
+
 	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
 	asyncBytes int
 	asyncBusy  bool
@@ -211,6 +216,8 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 	cfg.defaults()
 	now := time.Now()
 	s := &Session{
+		ID:         spec.ID,
+		reopen:     spec.Reopen,
 		Name:       spec.Name,
 		Kind:       spec.Kind,
 		Peer:       spec.Peer,

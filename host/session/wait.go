@@ -24,6 +24,7 @@ const (
 	ReasonExit      Reason = "exit"
 	ReasonEOF       Reason = "eof"
 	ReasonTimeout   Reason = "timeout"
+	ReasonStable    Reason = "stable" // no output for WaitSpec.Stable
 )
 
 // WaitSpec is what to wait for; any satisfied condition ends the wait.
@@ -33,11 +34,19 @@ type WaitSpec struct {
 	Idle    time.Duration // quiet this long after at least one new byte
 	Exit    bool          // the peer went away / the process exited
 	Timeout time.Duration // overall limit; clamped to the server ceiling
+	// Stable: no new output for this long, counted from the later of the
+	// last output and the start of the wait (the screen has settled).
+	Stable time.Duration
+	// Check is an extra condition (e.g. a pattern on the rendered
+	// screen), tried at the start and after every change; true ends the
+	// wait with ReasonMatched. It runs without any of the session's locks.
+	Check func() bool
 }
 
 // Empty says whether nothing at all is waited for.
 func (w WaitSpec) Empty() bool {
-	return w.Until == nil && !w.Prompt && w.Idle <= 0 && !w.Exit && w.Timeout <= 0
+	return w.Until == nil && !w.Prompt && w.Idle <= 0 && !w.Exit && w.Timeout <= 0 &&
+		w.Stable <= 0 && w.Check == nil
 }
 
 // Limits of an until pattern: its text, and the program it compiles to.
@@ -229,6 +238,8 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 	}
 	stop := func() bool { return ctx.Err() != nil || !time.Now().Before(deadline) }
 	var matchedTo uint64
+	started := time.Now()
+	checked, checkedSeq, checkedHead := false, uint64(0), uint64(0)
 	for {
 		s.mu.Lock()
 		ch := s.watchLocked()
@@ -236,6 +247,7 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		ended := s.state == StateTerminated || s.state == StateTerminating
 		lastRx := s.lastRx
 		prompt := spec.Prompt && s.promptAfterLocked(cur.Seq)
+		seq := s.nextSeq
 		s.mu.Unlock()
 
 		now := time.Now()
@@ -248,6 +260,12 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		if m != nil && head > cur.Off && head != matchedTo {
 			matchedTo = head
 			if m.match(s, cur.Off, head, stop) {
+				return ReasonMatched, timeout, nil
+			}
+		}
+		if spec.Check != nil && (!checked || head != checkedHead || seq != checkedSeq) {
+			checked, checkedSeq, checkedHead = true, seq, head
+			if spec.Check() {
 				return ReasonMatched, timeout, nil
 			}
 		}
@@ -273,6 +291,19 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 				return ReasonIdle, timeout, nil
 			}
 			wake = now.Add(spec.Idle - quiet)
+		}
+		if spec.Stable > 0 {
+			since := lastRx
+			if started.After(since) {
+				since = started
+			}
+			quiet := now.Sub(since)
+			if quiet >= spec.Stable {
+				return ReasonStable, timeout, nil
+			}
+			if w := now.Add(spec.Stable - quiet); wake.IsZero() || w.Before(wake) {
+				wake = w
+			}
 		}
 		if !holdUntil.IsZero() && (wake.IsZero() || holdUntil.Before(wake)) {
 			wake = holdUntil
