@@ -31,6 +31,12 @@ type Config struct {
 	BufferSize   int
 	WriteTimeout time.Duration
 	MaxWait      time.Duration
+	// NoPTYResources serves list_pty and read_pty as tools instead of the
+	// pty:// resources (MCP_PTY_DEACTIVATE_RESOURCES).
+	NoPTYResources bool
+	// UTF8Hold: see session.Config (tests lengthen it so a loaded machine
+	// cannot release a character early).
+	UTF8Hold time.Duration
 
 	Logger *slog.Logger
 }
@@ -60,14 +66,24 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	sessions := session.NewRegistry(
 		session.Limits{MaxSessions: cfg.MaxSessions, IdleTimeout: cfg.IdleTimeout},
-		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait,
+		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait, UTF8Hold: cfg.UTF8Hold,
 			Logger: cfg.Logger.With("component", "session")},
 	)
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
 		return plugins.Attach(name, kind, opts)
 	}
-	srv, err := mcp.New(mcp.Deps{Sessions: sessions, Attach: attach, Plugins: lister{plugins}},
-		mcp.Config{Tools: cfg.Tools, Logger: cfg.Logger.With("component", "mcp")})
+	deps := mcp.Deps{Sessions: sessions, Attach: attach, Plugins: lister{plugins}}
+	// Every session gets a screen and shells their integration when the
+	// plugins are there (they are embedded; a plugin directory may not
+	// have them in tests).
+	if plugins.Has("vt") {
+		deps.Screen = "vt"
+	}
+	if plugins.Has("shell") {
+		deps.ShellPlugin = "shell"
+	}
+	srv, err := mcp.New(deps, mcp.Config{Tools: cfg.Tools, Logger: cfg.Logger.With("component", "mcp"),
+		PTYResources: !cfg.NoPTYResources})
 	if err != nil {
 		sessions.Close()
 		plugins.Close()

@@ -47,6 +47,14 @@ type hostProc struct {
 
 	progMu   sync.Mutex
 	progress map[string]int // progress notifications seen, per token
+	updated  func(uri string)
+}
+
+// onUpdated sets what to do on notifications/resources/updated.
+func (h *hostProc) onUpdated(f func(uri string)) {
+	h.progMu.Lock()
+	h.updated = f
+	h.progMu.Unlock()
 }
 
 // startHost starts `termhost serve` with args, waits for initialize and
@@ -66,10 +74,28 @@ func startHost(t testing.TB, args ...string) *hostProc {
 // cleaned up by the test.
 func startHostWithin(t testing.TB, within time.Duration, args ...string) (*hostProc, time.Duration, error) {
 	t.Helper()
+	return startHostFull(t, within, nil, args...)
+}
+
+// startHostEnv is startHost with extra environment variables.
+func startHostEnv(t testing.TB, env []string, args ...string) *hostProc {
+	t.Helper()
+	h, took, err := startHostFull(t, 20*time.Second, env, args...)
+	if err != nil {
+		t.Fatalf("termhost serve: initialize did not complete (after %v): %v%s", took, err, h.diag())
+	}
+	return h
+}
+
+func startHostFull(t testing.TB, within time.Duration, env []string, args ...string) (*hostProc, time.Duration, error) {
+	t.Helper()
 	requireProc(t)
 	h := &hostProc{t: t, logs: &lockedWriter{b: &strings.Builder{}}, stopGuard: make(chan struct{}), progress: map[string]int{}}
 	h.cmd = exec.Command(binary, append([]string{"serve", "--cache-dir", cacheDir(), "--log-level", "debug"}, args...)...)
 	h.cmd.Stderr = h.logs
+	if env != nil {
+		h.cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +116,14 @@ func startHostWithin(t testing.TB, within time.Duration, args ...string) (*hostP
 			h.progMu.Lock()
 			h.progress[fmt.Sprint(req.Params.ProgressToken)]++
 			h.progMu.Unlock()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			h.progMu.Lock()
+			f := h.updated
+			h.progMu.Unlock()
+			if f != nil {
+				f(req.Params.URI)
+			}
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), within)

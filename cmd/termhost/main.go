@@ -201,6 +201,7 @@ type serveOptions struct {
 	idleTimeout  time.Duration
 	writeTimeout time.Duration
 	maxWait      time.Duration
+	noResources  bool
 }
 
 func (o *serveOptions) register(fs *flags) {
@@ -216,6 +217,8 @@ func (o *serveOptions) register(fs *flags) {
 	fs.env("write-timeout", "TERMHOST_WRITE_TIMEOUT")
 	fs.DurationVar(&o.maxWait, "max-wait", 5*time.Minute, "the longest any telnet_read waits (caps timeoutMs)")
 	fs.env("max-wait", "TERMHOST_MAX_WAIT")
+	fs.BoolVar(&o.noResources, "no-pty-resources", false, "serve list_pty and read_pty as tools instead of the pty:// resources")
+	fs.env("no-pty-resources", "MCP_PTY_DEACTIVATE_RESOURCES")
 }
 
 // config checks the flags and builds the host's Config.
@@ -242,6 +245,7 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 	}
 	cfg.MaxSessions, cfg.IdleTimeout = o.maxSessions, o.idleTimeout
 	cfg.WriteTimeout, cfg.MaxWait = o.writeTimeout, o.maxWait
+	cfg.NoPTYResources = o.noResources
 	return cfg, nil
 }
 

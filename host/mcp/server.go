@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,7 +24,7 @@ import (
 const Version = "0.1.0"
 
 // Groups are the tool groups this build has.
-var Groups = []string{"telnet", "plugins"}
+var Groups = []string{"telnet", "pty", "tui", "plugins"}
 
 // PluginLister lists loaded plugins (host/plugin.Registry implements it).
 type PluginLister interface {
@@ -47,6 +48,10 @@ type Deps struct {
 	Sessions *session.Registry
 	Attach   session.Attacher
 	Plugins  PluginLister // may be nil: no plugins tools
+	// Screen is the screen plugin every session gets ("vt"; "" for none),
+	// ShellPlugin the one that reads shell-integration marks ("shell").
+	Screen      string
+	ShellPlugin string
 }
 
 // Config selects tool groups and limits.
@@ -54,14 +59,24 @@ type Config struct {
 	Tools         []string      // groups to enable; empty = all
 	ProgressEvery time.Duration // progress notifications during waits, default 1s
 	Logger        *slog.Logger
+	// PTYResources serves the pty:// resources (SPEC PTY-2), with
+	// list_pty and read_pty behind activate_pty_tools; false
+	// (MCP_PTY_DEACTIVATE_RESOURCES=true) makes those two plain tools.
+	PTYResources bool
 }
 
 // Server is an MCP server bound to a session registry.
 type Server struct {
-	deps Deps
-	cfg  Config
-	log  *slog.Logger
-	mcp  *sdk.Server
+	deps         Deps
+	cfg          Config
+	log          *slog.Logger
+	mcp          *sdk.Server
+	subs         subs      // resource subscriptions being watched
+	ptyToolsOnce sync.Once // list_pty and read_pty registered
+	ptyToolsOn   bool
+	views        views // what each client last saw of each screen (view_screen changes)
+	marksMu      sync.Mutex
+	marks        map[markKey]session.Cursor // where each client's last wait left off
 	// tools are the raw handlers of every registered tool, for the stdio
 	// transport's direct path (see Stdio.Tools).
 	tools map[string]sdk.ToolHandler
@@ -82,15 +97,30 @@ func New(deps Deps, cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{deps: deps, cfg: cfg, log: cfg.Logger}
-	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "termhost", Version: Version}, &sdk.ServerOptions{
-		Instructions: "Terminal sessions for agents. telnet_connect, then telnet_send and telnet_read " +
-			"(wait with until/prompt/idleMs instead of sleeping), telnet_disconnect when done.",
+	opts := &sdk.ServerOptions{
+		Instructions: "Terminal sessions for agents: Telnet (telnet_*), local programs under a PTY (launch_app, start_pty) " +
+			"and a screen behind every session (view_screen, send_keys, wait_for). Wait with until/prompt/idleMs/screenStable " +
+			"instead of sleeping.",
 		Logger: cfg.Logger,
-	})
+	}
+	if slices.Contains(groups, "pty") && cfg.PTYResources {
+		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	}
+	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "termhost", Version: Version}, opts)
 	for _, g := range groups {
 		switch g {
 		case "telnet":
 			s.addTelnetTools()
+		case "tui":
+			s.addTUITools()
+			s.addSendKeys()
+			addTool(s, testerVoice, &sdk.Tool{
+				Name:        "launch_app",
+				Description: "Start a program under a PTY with a screen behind it. Returns session_id.",
+				Annotations: &sdk.ToolAnnotations{Title: "Launch app", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+			}, processBounds, s.launchApp)
+		case "pty":
+			s.addPTYTools()
 		case "plugins":
 			if deps.Plugins != nil {
 				s.addPluginTools()

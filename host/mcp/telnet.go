@@ -146,7 +146,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	}
 	sess, err := s.deps.Sessions.OpenTelnet(ctx, s.deps.Attach, session.TelnetOptions{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req),
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins,
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)

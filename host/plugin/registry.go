@@ -200,6 +200,10 @@ func (r *Registry) current(name string) *version {
 	return nil
 }
 
+// Has says whether a plugin of that name is loaded (has a current
+// version).
+func (r *Registry) Has(name string) bool { return r.current(name) != nil }
+
 // names lists the plugins that have a current version.
 func (r *Registry) names() []string {
 	r.mu.Lock()

@@ -3,7 +3,10 @@ package session
 import (
 	"context"
 	"fmt"
+	"time"
 	"unicode/utf8"
+
+	"github.com/termhost/termhost/host/link"
 
 	"github.com/termhost/termhost/sdk/abi"
 )
@@ -107,4 +110,29 @@ func (s *Session) Raw(maxBytes int) ([]byte, bool) {
 		cut++
 	}
 	return p[cut:], from > tail || cut > 0
+}
+
+// AwaitExit waits at most d for the process's exit status (it is
+// collected just after the session ends).
+func (s *Session) AwaitExit(ctx context.Context, d time.Duration) (link.ExitStatus, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		ex, ch := s.exit, s.watchLocked()
+		s.mu.Unlock()
+		if ex != nil {
+			return *ex, true
+		}
+		if _, ok := s.link.(link.Exiter); !ok {
+			return link.ExitStatus{}, false
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return link.ExitStatus{}, false
+		case <-ctx.Done():
+			return link.ExitStatus{}, false
+		}
+	}
 }

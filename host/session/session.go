@@ -95,7 +95,10 @@ type Config struct {
 	// CallGrace bounds how long closing a session waits for a plugin call
 	// in progress (one that never returns is abandoned). Default 5s.
 	CallGrace time.Duration
-	Logger    *slog.Logger
+	// UTF8Hold is how long a read holds back an incomplete last UTF-8
+	// character while the peer is quiet (default 2s).
+	UTF8Hold time.Duration
+	Logger   *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -116,6 +119,9 @@ func (c *Config) defaults() {
 	}
 	if c.CallGrace <= 0 {
 		c.CallGrace = 5 * time.Second
+	}
+	if c.UTF8Hold <= 0 {
+		c.UTF8Hold = utf8Hold
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

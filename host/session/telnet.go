@@ -19,6 +19,7 @@ type TelnetOptions struct {
 	Cols    int      // NAWS, default 80
 	Rows    int      // NAWS, default 24
 	Plugins []string // chain after "telnet" (e.g. a dialect)
+	Screen  string   // the screen plugin ("" for none)
 }
 
 // OpenTelnet opens a Telnet session: a TCP link, the telnet plugin first in
@@ -33,7 +34,7 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 		Kind: KindTelnet, Name: o.Name, Owner: o.Owner,
 		Peer: Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: append([]string{"telnet"}, o.Plugins...),
+		Plugins: append([]string{"telnet"}, o.Plugins...), Screen: o.Screen,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, o.Timeout)
 		},

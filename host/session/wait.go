@@ -99,6 +99,9 @@ func CompilePattern(expr string) (*Pattern, error) {
 	return p, nil
 }
 
+// MatchString reports whether the pattern matches s (a rendered screen).
+func (p *Pattern) MatchString(s string) bool { return p.re.MatchString(s) }
+
 func compilePattern(expr string) (*Pattern, error) {
 	if len(expr) > MaxPatternLen {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
@@ -212,9 +215,10 @@ func (s *Session) WaitCeiling(d time.Duration) time.Duration {
 	return d
 }
 
-// utf8Hold is how long a read holds back the incomplete last character of
-// the output, waiting for its remaining bytes; after that quiet time (or
-// once the session ended) the bytes are delivered as they are.
+// utf8Hold is how long, by default, a read holds back the incomplete last
+// character of the output, waiting for its remaining bytes; after that
+// quiet time (or once the session ended) the bytes are delivered as they
+// are (Config.UTF8Hold).
 const utf8Hold = 2 * time.Second
 
 // Wait blocks until spec is satisfied for the reader at cur, and returns
@@ -253,8 +257,8 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		now := time.Now()
 		avail, holdUntil := head, time.Time{}
 		if utf8 && !ended && head > cur.Off {
-			if k := s.incompleteTail(cur.Off, head); k > 0 && now.Sub(lastRx) < utf8Hold {
-				avail, holdUntil = head-uint64(k), lastRx.Add(utf8Hold)
+			if k := s.incompleteTail(cur.Off, head); k > 0 && now.Sub(lastRx) < s.cfg.UTF8Hold {
+				avail, holdUntil = head-uint64(k), lastRx.Add(s.cfg.UTF8Hold)
 			}
 		}
 		if m != nil && head > cur.Off && head != matchedTo {
@@ -407,7 +411,7 @@ func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error
 		switch {
 		case n < len(raw):
 			n = wholeRune(raw, n)
-		case alive && time.Since(s.lastRx) < utf8Hold:
+		case alive && time.Since(s.lastRx) < s.cfg.UTF8Hold:
 			n = utf8Cut(raw[:n])
 		}
 	}

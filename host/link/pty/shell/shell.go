@@ -1,0 +1,205 @@
+// Package shell prepares a program to run under termhost's PTY the way an
+// agent needs it (SPEC PTY-4): an environment that never stops for a pager
+// or an editor (PAGER=cat, GIT_PAGER=cat, MANPAGER=cat, GIT_EDITOR=true,
+// TERM=xterm-256color) unless the caller set those itself, and, for
+// interactive bash and zsh, shell integration: OSC 133 marks at prompt
+// start (A), prompt end (B), command start (C) and command end with its
+// exit code (D;code), which plugins/shell turns into prompt events and
+// removes from the stream.
+//
+// The integration comes from private start-up files in a temporary
+// directory that source the user's own (~/.bashrc; zsh's files under the
+// user's ZDOTDIR or HOME) and then add hooks around whatever prompt the
+// user has; nothing is written into the user's home, no command is
+// wrapped, and a private HISTFILE keeps the agent's commands out of the
+// user's history.
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Prepared is how to start the program.
+type Prepared struct {
+	Command    string
+	Args       []string
+	Env        []string
+	Integrated bool   // the shell prints OSC 133 marks
+	Cleanup    func() // removes the private start-up files; never nil
+}
+
+// defaults are the agent-safe environment.
+var defaults = [][2]string{
+	{"PAGER", "cat"}, {"GIT_PAGER", "cat"}, {"MANPAGER", "cat"}, {"GIT_EDITOR", "true"},
+	{"TERM", "xterm-256color"},
+}
+
+// Prepare decides how to start command with args: env is the environment
+// (the server's merged with the caller's), overrides the names the caller
+// set explicitly, which win over the defaults.
+func Prepare(command string, args []string, env []string, overrides map[string]bool) (Prepared, error) {
+	p := Prepared{Command: command, Args: args, Cleanup: func() {}}
+	for _, kv := range defaults {
+		if !overrides[kv[0]] {
+			env = setEnv(env, kv[0], kv[1])
+		}
+	}
+	p.Env = env
+	name := filepath.Base(command)
+	if name != "bash" && name != "zsh" {
+		return p, nil
+	}
+	login, ok := interactive(args)
+	if !ok {
+		return p, nil // a script or -c: no prompt to mark
+	}
+	dir, err := os.MkdirTemp("", "termhost-shell-")
+	if err != nil {
+		return p, nil // run it without integration rather than not at all
+	}
+	p.Cleanup = func() { os.RemoveAll(dir) }
+	if !overrides["HISTFILE"] {
+		p.Env = setEnv(p.Env, "__TERMHOST_HISTFILE", filepath.Join(dir, "history"))
+	}
+	switch name {
+	case "bash":
+		rc := filepath.Join(dir, "bashrc")
+		if err := os.WriteFile(rc, []byte(bashRC), 0o600); err != nil {
+			p.Cleanup()
+			return Prepared{Command: command, Args: args, Env: env, Cleanup: func() {}}, nil
+		}
+		// --rcfile applies to interactive non-login shells only: a login
+		// shell asked for gets its profile files from the rc file.
+		p.Args = []string{"--rcfile", rc, "-i"}
+		if login {
+			p.Env = setEnv(p.Env, "__TERMHOST_LOGIN", "1")
+		}
+	case "zsh":
+		user := getEnv(env, "ZDOTDIR")
+		if user == "" {
+			user = getEnv(env, "HOME")
+		}
+		for file, body := range map[string]string{".zshenv": zshEnv, ".zprofile": zshProfile, ".zshrc": zshRC} {
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(body), 0o600); err != nil {
+				p.Cleanup()
+				return Prepared{Command: command, Args: args, Env: env, Cleanup: func() {}}, nil
+			}
+		}
+		p.Env = setEnv(p.Env, "ZDOTDIR", dir)
+		p.Env = setEnv(p.Env, "__TERMHOST_ZDOTDIR", user)
+		p.Env = setEnv(p.Env, "__TERMHOST_DIR", dir)
+		if !slices.Contains(args, "-i") {
+			p.Args = append(slices.Clone(args), "-i")
+		}
+	}
+	p.Integrated = true
+	return p, nil
+}
+
+// interactive says whether args start an interactive shell (no script, no
+// -c), and whether a login shell was asked for.
+func interactive(args []string) (login, ok bool) {
+	for _, a := range args {
+		switch a {
+		case "-i":
+		case "-l", "--login":
+			login = true
+		default:
+			return false, false
+		}
+	}
+	return login, true
+}
+
+func setEnv(env []string, k, v string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, k+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, k+"="+v)
+}
+
+func getEnv(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// bashRC is the private rc file: the user's start-up files first, then the
+// marks (C ends with BEL: after "ESC \" in PS0 the next "$" would be taken
+// as escaped). $? is taken before the user's PROMPT_COMMAND can change it, and
+// PS1 is wrapped after it, so prompts rebuilt every time keep their marks.
+const bashRC = `# termhost shell integration (temporary file; sources your own start-up files)
+if [ -n "$__TERMHOST_LOGIN" ]; then
+  [ -r /etc/profile ] && . /etc/profile
+  if [ -r ~/.bash_profile ]; then . ~/.bash_profile
+  elif [ -r ~/.bash_login ]; then . ~/.bash_login
+  elif [ -r ~/.profile ]; then . ~/.profile; fi
+else
+  [ -r /etc/bash.bashrc ] && . /etc/bash.bashrc
+  [ -r ~/.bashrc ] && . ~/.bashrc
+fi
+unset __TERMHOST_LOGIN
+if [ -n "$__TERMHOST_HISTFILE" ]; then HISTFILE=$__TERMHOST_HISTFILE; fi
+unset __TERMHOST_HISTFILE
+__termhost_status() {
+  local s=$?
+  if [ -n "$__termhost_ran" ]; then printf '\033]133;D;%s\033\\' "$s"; fi
+  __termhost_ran=
+  return $s
+}
+__termhost_wrap() {
+  local s=$?
+  case "$PS1" in
+    *'133;B'*) ;;
+    *) PS1='\[\033]133;A\033\\\]'"$PS1"'\[\033]133;B\033\\\]' ;;
+  esac
+  return $s
+}
+PROMPT_COMMAND="__termhost_status${PROMPT_COMMAND:+;$PROMPT_COMMAND}"$'\n'"__termhost_wrap"
+PS0='\033]133;C\007${__termhost_none[__termhost_ran=1]}'"$PS0"
+`
+
+// zshEnv runs first: the user's .zshenv with their ZDOTDIR, then ours again
+// so zsh reads the .zshrc below.
+const zshEnv = `# termhost shell integration (temporary file; sources your own start-up files)
+ZDOTDIR=$__TERMHOST_ZDOTDIR
+[[ -r $ZDOTDIR/.zshenv ]] && . $ZDOTDIR/.zshenv
+__termhost_user_zdotdir=$ZDOTDIR
+ZDOTDIR=$__TERMHOST_DIR
+`
+
+const zshProfile = `ZDOTDIR=$__termhost_user_zdotdir
+[[ -r $ZDOTDIR/.zprofile ]] && . $ZDOTDIR/.zprofile
+ZDOTDIR=$__TERMHOST_DIR
+`
+
+// zshRC: the user's .zshrc, then the hooks. Our precmd runs first (for $?),
+// a last one wraps PS1 after themes have rebuilt it. The user's ZDOTDIR is
+// restored, so .zlogin and later files are theirs.
+const zshRC = `ZDOTDIR=$__termhost_user_zdotdir
+unset __termhost_user_zdotdir __TERMHOST_ZDOTDIR __TERMHOST_DIR
+[[ -r $ZDOTDIR/.zshrc ]] && . $ZDOTDIR/.zshrc
+if [[ -n $__TERMHOST_HISTFILE ]]; then HISTFILE=$__TERMHOST_HISTFILE; fi
+unset __TERMHOST_HISTFILE
+__termhost_precmd() {
+  local s=$?
+  if [[ -n $__termhost_ran ]]; then printf '\e]133;D;%s\e\\' $s; fi
+  __termhost_ran=
+  return $s
+}
+__termhost_preexec() { __termhost_ran=1; printf '\e]133;C\e\\'; }
+__termhost_wrap() {
+  [[ $PS1 == *'133;B'* ]] || PS1=$'%{\e]133;A\e\\%}'"$PS1"$'%{\e]133;B\e\\%}'
+}
+precmd_functions=(__termhost_precmd $precmd_functions __termhost_wrap)
+preexec_functions+=(__termhost_preexec)
+`

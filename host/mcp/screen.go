@@ -1,0 +1,111 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/termhost/termhost/host/session"
+)
+
+// screenReply is the screen plugin's answer to a query (plugins/vt).
+type screenReply struct {
+	Cols          int      `json:"cols"`
+	Rows          int      `json:"rows"`
+	Cursor        position `json:"cursor"`
+	CursorVisible bool     `json:"cursorVisible"`
+	AltScreen     bool     `json:"altScreen"`
+	Title         string   `json:"title"`
+	Modes         struct {
+		AppCursor      bool `json:"appCursor"`
+		AppKeypad      bool `json:"appKeypad"`
+		BracketedPaste bool `json:"bracketedPaste"`
+		Mouse          int  `json:"mouse"`
+	} `json:"modes"`
+	Lines   []string `json:"lines"`
+	Wrapped []int    `json:"wrapped"`
+	Total   int      `json:"total"`
+	History int      `json:"history"`
+	Offset  int      `json:"offset"`
+}
+
+// position is a 0-based cursor position.
+type position struct {
+	Row int `json:"row"`
+	Col int `json:"col"`
+}
+
+// queryScreen asks the session's screen plugin (op "screen", "modes" or
+// "scrollback").
+func (s *Server) queryScreen(ctx context.Context, sess *session.Session, req map[string]any) (screenReply, error) {
+	var rep screenReply
+	b, err := json.Marshal(req)
+	if err != nil {
+		return rep, fmt.Errorf("%w: %v", errInternal, err)
+	}
+	out, err := sess.Screen(ctx, b)
+	if err != nil {
+		return rep, err
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return rep, fmt.Errorf("%w: the screen plugin's answer is not valid: %v", errInternal, err)
+	}
+	return rep, nil
+}
+
+// screenText is the plain screen as one string, rows joined by newlines,
+// trailing empty rows dropped.
+func screenText(lines []string) string {
+	n := len(lines)
+	for n > 0 && lines[n-1] == "" {
+		n--
+	}
+	return strings.Join(lines[:n], "\n")
+}
+
+// views remembers, per client and session, the rows a client was last
+// shown, so view_screen can return only what changed (SPEC TUI-3).
+type views struct {
+	mu   sync.Mutex
+	m    map[viewKey][]string
+	keys []viewKey // insertion order, for the bound
+}
+
+type viewKey struct{ owner, session, format string }
+
+// maxViews bounds the remembered views (each at most a screenful).
+const maxViews = 1024
+
+// diff records rows as the client's view and returns the rows that differ
+// from the previous one (all of them the first time).
+func (v *views) diff(k viewKey, rows []string) []rowChange {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil {
+		v.m = make(map[viewKey][]string)
+	}
+	prev, seen := v.m[k]
+	if !seen {
+		v.keys = append(v.keys, k)
+		if len(v.keys) > maxViews {
+			delete(v.m, v.keys[0])
+			v.keys = v.keys[1:]
+		}
+	}
+	v.m[k] = append([]string(nil), rows...)
+	changes := []rowChange{}
+	for i, r := range rows {
+		if !seen || i >= len(prev) || prev[i] != r {
+			changes = append(changes, rowChange{Row: i, Text: r})
+		}
+	}
+	return changes
+}
+
+// rowChange is one row that changed since the client's last view.
+type rowChange struct {
+	Row  int    `json:"row"`
+	Text string `json:"text"`
+}

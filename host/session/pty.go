@@ -1,0 +1,103 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/host/link/pty"
+	"github.com/termhost/termhost/host/link/pty/shell"
+)
+
+// PTYOptions start a local program under a pseudo-terminal.
+type PTYOptions struct {
+	ID      string // a restart keeps the session's id
+	Command string
+	Args    []string
+	Dir     string
+	Env     map[string]string // on top of the server's environment; wins over the defaults
+	Cols    int
+	Rows    int
+	Name    string
+	Owner   string
+	Screen  string   // the screen plugin, "" for none
+	Plugins []string // chain (e.g. a dialect); the shell plugin is added for integrated shells
+	// ShellPlugin is the plugin that turns OSC 133 marks into prompt
+	// events ("" leaves shells without integration).
+	ShellPlugin string
+}
+
+// OpenPTY starts a program under a PTY: the PTY is the link; shells (bash,
+// zsh) get the agent-safe environment and the shell-integration marks of
+// SPEC PTY-4, read by the shell plugin.
+func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (*Session, error) {
+	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
+	env := mergeEnv(os.Environ(), o.Env)
+	overrides := make(map[string]bool, len(o.Env))
+	for k := range o.Env {
+		overrides[k] = true
+	}
+	prep, err := shell.Prepare(o.Command, o.Args, env, overrides)
+	if err != nil {
+		return nil, err
+	}
+	cleanup := prep.Cleanup
+	if cleanup == nil {
+		cleanup = func() {}
+	}
+	chain := append([]string(nil), o.Plugins...)
+	if prep.Integrated && o.ShellPlugin != "" {
+		chain = append([]string{o.ShellPlugin}, chain...)
+	}
+	opts, _ := json.Marshal(map[string]any{"cols": o.Cols, "rows": o.Rows})
+	cmdline := strings.Join(append([]string{o.Command}, o.Args...), " ")
+	s, err := r.Open(ctx, attach, Spec{
+		ID: o.ID, Kind: KindPTY, Name: o.Name, Owner: o.Owner,
+		Peer: Peer{Command: cmdline},
+		Cols: o.Cols, Rows: o.Rows, Options: opts,
+		Plugins: chain, Screen: o.Screen,
+		Reopen: func(ctx context.Context, id string) (*Session, error) {
+			o := o
+			o.ID = id
+			return r.OpenPTY(ctx, attach, o)
+		},
+		Dial: func(context.Context) (link.Link, error) {
+			return pty.Start(pty.Config{
+				Command: prep.Command, Args: prep.Args, Dir: o.Dir, Env: prep.Env,
+				Cols: o.Cols, Rows: o.Rows,
+			})
+		},
+	})
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	go func() {
+		<-s.released
+		cleanup()
+	}()
+	return s, nil
+}
+
+// mergeEnv returns base with the overrides set (sorted, one entry per
+// name).
+func mergeEnv(base []string, set map[string]string) []string {
+	m := make(map[string]string, len(base)+len(set))
+	for _, kv := range base {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	for k, v := range set {
+		m[k] = v
+	}
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
