@@ -5,6 +5,7 @@ import "strconv"
 // escDispatch runs an escape sequence ESC [intermediates] final.
 func (t *Terminal) escDispatch(final byte) {
 	p := &t.p
+	t.lastChar = 0
 	if p.interOv {
 		return
 	}
@@ -93,7 +94,7 @@ func (t *Terminal) restoreCursor() {
 	t.charsets, t.gl = s.charsets, s.gl
 	t.x = clamp(s.x, 0, t.cols-1)
 	t.y = clamp(s.y, 0, t.rows-1)
-	t.wrapNext = s.wrapNext && t.x == t.cols-1
+	t.wrapNext = false // xterm does not restore a pending wrap
 }
 
 func (t *Terminal) screenIndex() int {
@@ -163,13 +164,18 @@ func (t *Terminal) csiDispatch(final byte) {
 		return
 	}
 	n1 := p.arg(0, 1)
+	lastChar := t.lastChar
+	t.lastChar = 0
 	switch final {
 	case '@':
 		t.insertBlanks(n1)
 	case 'A':
 		t.cursorUp(n1)
-	case 'B', 'e':
+	case 'B':
 		t.cursorDown(n1)
+	case 'e': // VPR ignores the margins
+		t.y = clamp(t.y+n1, 0, t.rows-1)
+		t.wrapNext = false
 	case 'C', 'a':
 		t.x = clamp(t.x+n1, 0, t.cols-1)
 		t.wrapNext = false
@@ -211,8 +217,8 @@ func (t *Terminal) csiDispatch(final byte) {
 	case 'Z':
 		t.tabBackward(n1)
 	case 'b':
-		if t.lastChar != 0 {
-			r := t.lastChar
+		if lastChar != 0 {
+			r := lastChar
 			if n1 > t.cols*t.rows {
 				n1 = t.cols * t.rows
 			}
@@ -354,8 +360,18 @@ func (t *Terminal) csiInter(final, inter byte) {
 			a.attrs |= Protected
 		}
 		t.setPen(a)
-	case inter == '\'' && final == '}', inter == '\'' && final == '~':
-		// DECIC/DECDC need left/right margins; not supported.
+	case inter == ' ' && (final == '@' || final == 'A'): // SL, SR
+		if t.y >= t.top && t.y <= t.bot {
+			for y := t.top; y <= t.bot; y++ {
+				t.shiftRow(y, 0, p.arg(0, 1), final == 'A')
+			}
+		}
+	case inter == '\'' && (final == '}' || final == '~'): // DECIC, DECDC
+		if t.y >= t.top && t.y <= t.bot {
+			for y := t.top; y <= t.bot; y++ {
+				t.shiftRow(y, t.x, p.arg(0, 1), final == '}')
+			}
+		}
 	}
 }
 
@@ -561,5 +577,4 @@ func (t *Terminal) switchScreen(alt, clear bool) {
 			l.wrapped = false
 		}
 	}
-	t.wrapNext = false
 }

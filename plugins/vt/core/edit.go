@@ -206,6 +206,7 @@ func appendRune(dst []byte, r rune) []byte {
 
 // execute runs a C0 control.
 func (t *Terminal) execute(c byte) {
+	t.lastChar = 0
 	switch c {
 	case 0x07: // BEL
 	case 0x08: // BS
@@ -243,8 +244,11 @@ func (t *Terminal) tabForward(n int) {
 			x++
 		}
 	}
+	// At the last column a pending wrap stays pending (xterm).
+	if x != t.x {
+		t.wrapNext = false
+	}
 	t.x = x
-	t.wrapNext = false
 }
 
 func (t *Terminal) tabBackward(n int) {
@@ -255,8 +259,7 @@ func (t *Terminal) tabBackward(n int) {
 			x--
 		}
 	}
-	t.x = x
-	t.wrapNext = false
+	t.x = x // a pending wrap stays pending (xterm)
 }
 
 // index moves down one line, scrolling the region at its bottom (IND, LF).
@@ -470,6 +473,30 @@ func (t *Terminal) deleteChars(n int) {
 	fill(cells[t.cols-n:], t.blank)
 	t.cur.line(t.y).wrapped = false
 	t.wrapNext = false
+}
+
+// shiftRow inserts (right) or deletes n blank cells at column at of row y.
+func (t *Terminal) shiftRow(y, at, n int, right bool) {
+	cells := t.cur.row(y)
+	if n > t.cols-at {
+		n = t.cols - at
+	}
+	if n <= 0 {
+		return
+	}
+	if right {
+		t.fixWide(cells, at, at)
+		copy(cells[at+n:], cells[at:])
+		fill(cells[at:at+n], t.blank)
+		if cells[t.cols-1].flags&cellWide != 0 {
+			cells[t.cols-1] = t.blank
+		}
+	} else {
+		t.fixWide(cells, at, at+n)
+		copy(cells[at:], cells[at+n:])
+		fill(cells[t.cols-n:], t.blank)
+	}
+	t.cur.line(y).wrapped = false
 }
 
 // insertLines inserts n blank lines at the cursor row inside the region (IL).

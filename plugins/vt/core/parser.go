@@ -247,9 +247,6 @@ func (t *Terminal) advance(c byte) {
 	case 0x18, 0x1A: // CAN, SUB abort the sequence
 		t.strAbort()
 		p.st = psGround
-		if c == 0x1A {
-			t.print('?') // xterm shows SUB as a reverse question mark; we print ?
-		}
 		return
 	case 0x1B:
 		t.strEnd()
