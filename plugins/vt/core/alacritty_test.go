@@ -13,6 +13,7 @@ import (
 var alacrittyKnown = map[string]string{
 	"decaln_reset":      "DECALN homes the cursor as in xterm and DEC STD 070; alacritty leaves it where it was",
 	"erase_in_line":     "EL with a pending wrap erases the last column and cancels the wrap as xterm does (and the xterm.js fixture t0055-EL expects); alacritty keeps both",
+	"saved_cursor_alt":  "DECRC does not restore a pending wrap, as in xterm (xterm.js fixture t0060-DECSC, recorded from xterm); alacritty restores it",
 	"selective_erasure": "DECSCA/DECSED protect cells as in xterm; alacritty implements neither",
 }
 
