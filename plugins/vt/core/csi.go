@@ -270,7 +270,7 @@ func (t *Terminal) csiDispatch(final byte) {
 		t.restoreCursor()
 	case 't':
 		t.windowOp()
-	case 'j':
+	case 'j': // HPB
 		t.x = clamp(t.x-n1, 0, t.cols-1)
 		t.wrapNext = false
 	}

@@ -15,7 +15,8 @@ func (t *Terminal) Resize(cols, rows int) {
 	if onAlt {
 		mx, my = t.saved[0].x, t.saved[0].y
 	}
-	nmx, nmy := t.reflowMain(cols, rows, clamp(mx, 0, t.cols-1), clamp(my, 0, t.rows-1))
+	mwrap := t.wrapNext && !onAlt
+	nmx, nmy, npend := t.reflowMain(cols, rows, clamp(mx, 0, t.cols-1), clamp(my, 0, t.rows-1), mwrap)
 	t.alt = t.cropScreen(t.alt, cols, rows)
 
 	oldCols := t.cols
@@ -33,7 +34,11 @@ func (t *Terminal) Resize(cols, rows int) {
 		t.saved[1].x = clamp(t.saved[1].x, 0, cols-1)
 		t.saved[1].y = clamp(t.saved[1].y, 0, rows-1)
 	}
-	t.wrapNext = false
+	if onAlt {
+		t.wrapNext = false
+	} else {
+		t.wrapNext = npend
+	}
 	t.top, t.bot = 0, rows-1
 	t.resetTabs(min(oldCols, cols))
 }
@@ -57,14 +62,18 @@ func (t *Terminal) cropScreen(s *screen, cols, rows int) *screen {
 }
 
 // reflowMain rebuilds the main screen at the new size, re-wrapping logical
-// lines, and returns the new cursor position.
-func (t *Terminal) reflowMain(cols, rows, cx, cy int) (int, int) {
+// lines, and returns the new cursor position and whether a wrap is pending.
+//
+// Like libvterm, the screen keeps showing the same text from its top row
+// unless the cursor would fall off the bottom; a taller screen pulls lines
+// back from the scrollback.
+func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, bool) {
 	old := t.main
 	// Logical lines: scrollback first, then screen rows down to the cursor or
 	// the last non-blank row.
 	last := cy
 	for y := old.rows() - 1; y > cy; y-- {
-		if t.contentEnd(old.row(y)) > 0 || old.line(y).wrapped {
+		if reflowEnd(old.row(y)) > 0 || old.line(y).wrapped {
 			last = y
 			break
 		}
@@ -72,13 +81,8 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int) (int, int) {
 	var logical [][]cell
 	var cur []cell
 	curLine, curOff := -1, 0
-	flush := func(wrapped bool) {
-		if !wrapped {
-			logical = append(logical, cur)
-			cur = nil
-		}
-	}
-	if t.sb.n > 0 && t.sb.max > 0 {
+	topLine, topOff := -1, 0
+	if t.sb.max > 0 {
 		for i := 0; i < t.sb.n; i++ {
 			l := t.sb.at(i)
 			cs := t.decodeLine(l)
@@ -86,23 +90,33 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int) (int, int) {
 				cs = padCells(cs, t.cols)
 			}
 			cur = append(cur, cs...)
-			flush(l.wrapped)
+			if !l.wrapped {
+				logical = append(logical, cur)
+				cur = nil
+			}
 		}
 	}
 	for y := 0; y <= last; y++ {
 		l := old.line(y)
 		cs := l.cells
-		if !l.wrapped {
-			cs = cs[:t.contentEnd(cs)]
+		wrapped := l.wrapped && y < last
+		if !wrapped {
+			cs = cs[:reflowEnd(cs)]
+		}
+		if y == 0 {
+			topLine, topOff = len(logical), len(cur)
 		}
 		if y == cy {
 			curLine, curOff = len(logical), len(cur)+cx
+			if wrapNext {
+				curOff++
+			}
 		}
 		cur = append(cur, cs...)
-		flush(l.wrapped && y < last)
-	}
-	if cur != nil {
-		logical = append(logical, cur)
+		if !wrapped {
+			logical = append(logical, cur)
+			cur = nil
+		}
 	}
 
 	// Re-wrap.
@@ -111,45 +125,51 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int) (int, int) {
 		wrapped bool
 	}
 	var out []prow
-	ncx, ncy := 0, 0
+	ncx, ncy, topRow := 0, 0, 0
 	for li, lc := range logical {
 		start := len(out)
-		pos := 0
-		curCol := -1
-		if li == curLine {
-			curCol = curOff
-		}
 		if len(lc) == 0 {
 			out = append(out, prow{})
 		}
-		for pos < len(lc) {
+		for pos := 0; pos < len(lc); {
 			n := min(cols, len(lc)-pos)
 			// Never split a wide character.
-			if n < len(lc)-pos && n > 0 && lc[pos+n-1].flags&cellWide != 0 && n > 1 {
+			if n > 1 && n < len(lc)-pos && lc[pos+n-1].flags&cellWide != 0 {
 				n--
 			}
 			end := pos + n
-			if curCol >= pos && curCol < end {
-				ncx, ncy = curCol-pos, len(out)
+			if li == curLine && curOff >= pos && curOff < end {
+				ncx, ncy = curOff-pos, len(out)
+			}
+			if li == topLine && topOff >= pos && topOff < end {
+				topRow = len(out)
 			}
 			out = append(out, prow{cells: lc[pos:end], wrapped: end < len(lc)})
 			pos = end
 		}
-		if curCol >= len(lc) {
+		lastStart := 0
+		if len(out)-1 > start {
+			lastStart = len(lc) - len(out[len(out)-1].cells)
+		}
+		if li == curLine && curOff >= len(lc) {
 			// The cursor is past the text: keep it on the line's last row.
-			lastStart := 0
-			if len(out)-1 > start {
-				lastStart = len(lc) - len(out[len(out)-1].cells)
-			}
-			ncy, ncx = len(out)-1, curCol-lastStart
+			ncy, ncx = len(out)-1, curOff-lastStart
+		}
+		if li == topLine && topOff >= len(lc) {
+			topRow = len(out) - 1
 		}
 	}
-	if curLine < 0 {
-		ncy = len(out) - 1
+	pending := false
+	if ncx >= cols {
+		ncx, pending = cols-1, wrapNext
 	}
-	// The screen shows the last rows; earlier ones go to the scrollback.
-	first := 0
-	if len(out) > rows {
+	first := topRow
+	if grow := rows - old.rows(); grow > 0 {
+		first = max(0, first-grow)
+	}
+	// Keep the bottom of the text visible, pushing top lines into the
+	// scrollback, but never lose the cursor.
+	if len(out)-1 >= first+rows {
 		first = len(out) - rows
 	}
 	if ncy < first {
@@ -169,7 +189,16 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int) (int, int) {
 		n.line(y).wrapped = r.wrapped
 	}
 	t.main = n
-	return clamp(ncx, 0, cols-1), clamp(ncy-first, 0, rows-1)
+	return clamp(ncx, 0, cols-1), clamp(ncy-first, 0, rows-1), pending
+}
+
+// reflowEnd is the length of a row without its trailing never-written cells.
+func reflowEnd(cells []cell) int {
+	n := len(cells)
+	for n > 0 && cells[n-1] == (cell{}) {
+		n--
+	}
+	return n
 }
 
 func padCells(cs []cell, n int) []cell {
