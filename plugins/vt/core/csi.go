@@ -66,6 +66,7 @@ func (t *Terminal) decaln() {
 	for y := 0; y < t.rows; y++ {
 		l := t.cur.line(y)
 		fill(l.cells, e)
+		l.used = len(l.cells)
 		l.wrapped = false
 	}
 	t.top, t.bot = 0, t.rows-1
@@ -110,7 +111,7 @@ func (t *Terminal) fullReset() {
 	t.resetTables()
 	for _, s := range []*screen{t.main, t.alt} {
 		for i := range s.lines {
-			fill(s.lines[i].cells, cell{})
+			s.lines[i].clear(cell{})
 			s.lines[i].wrapped = false
 		}
 	}
@@ -577,7 +578,7 @@ func (t *Terminal) switchScreen(alt, clear bool) {
 	if clear {
 		for y := 0; y < t.rows; y++ {
 			l := t.cur.line(y)
-			fill(l.cells, t.blank)
+			l.clear(t.blank)
 			l.wrapped = false
 		}
 	}

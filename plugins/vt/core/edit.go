@@ -27,12 +27,14 @@ func (t *Terminal) printASCII(s []byte) {
 		if t.wrapNext {
 			t.wrapLine()
 		}
-		cells := t.cur.row(t.y)
+		l := t.cur.line(t.y)
+		cells := l.cells
 		n := t.cols - t.x
 		if n > len(s) {
 			n = len(s)
 		}
 		x := t.x
+		l.touch(x + n)
 		t.fixWide(cells, x, x+n)
 		st := t.penIdx
 		dst := cells[x : x+n]
@@ -104,9 +106,10 @@ func (t *Terminal) print(r rune) {
 			return
 		}
 		if t.autowrap {
-			cells := t.cur.row(t.y)
-			t.fixWide(cells, t.x, t.x+1)
-			cells[t.x] = t.blank
+			l := t.cur.line(t.y)
+			t.fixWide(l.cells, t.x, t.x+1)
+			l.cells[t.x] = t.blank
+			l.touch(t.x + 1)
 			t.wrapLine()
 		} else {
 			t.x--
@@ -115,7 +118,9 @@ func (t *Terminal) print(r rune) {
 	if t.insert {
 		t.insertBlanks(w)
 	}
-	cells := t.cur.row(t.y)
+	l := t.cur.line(t.y)
+	cells := l.cells
+	l.touch(t.x + w)
 	t.fixWide(cells, t.x, t.x+w)
 	if w == 2 {
 		cells[t.x] = cell{r: uint32(r), style: t.penIdx, flags: cellWide}
@@ -301,7 +306,7 @@ func (t *Terminal) scrollUp(n int) {
 	s.rotateUp(t.top, t.bot, n)
 	for i := t.bot - n + 1; i <= t.bot; i++ {
 		l := s.line(i)
-		fill(l.cells, t.blank)
+		l.clear(t.blank)
 		l.wrapped = false
 	}
 	if t.top > 0 {
@@ -322,7 +327,7 @@ func (t *Terminal) scrollDown(n int) {
 	s.rotateDown(t.top, t.bot, n)
 	for i := t.top; i < t.top+n; i++ {
 		l := s.line(i)
-		fill(l.cells, t.blank)
+		l.clear(t.blank)
 		l.wrapped = false
 	}
 	s.line(t.bot).wrapped = false
@@ -375,7 +380,8 @@ func (t *Terminal) cursorDown(n int) {
 // eraseCells blanks columns [from, to) of row y; with selective set, cells
 // written under DECSCA protection are kept.
 func (t *Terminal) eraseCells(y, from, to int, selective bool) {
-	cells := t.cur.row(y)
+	l := t.cur.line(y)
+	cells := l.cells
 	from = clamp(from, 0, t.cols)
 	to = clamp(to, 0, t.cols)
 	if from >= to {
@@ -383,7 +389,17 @@ func (t *Terminal) eraseCells(y, from, to int, selective bool) {
 	}
 	t.fixWide(cells, from, to)
 	if !selective {
-		fill(cells[from:to], t.blank)
+		if t.blank != (cell{}) {
+			fill(cells[from:to], t.blank)
+			l.touch(to)
+		} else if to >= l.used {
+			if from < l.used {
+				fill(cells[from:l.used], t.blank)
+				l.used = from
+			}
+		} else {
+			fill(cells[from:to], t.blank)
+		}
 		return
 	}
 	for i := from; i < to; i++ {
@@ -449,6 +465,8 @@ func (t *Terminal) insertBlanks(n int) {
 		return
 	}
 	t.fixWide(cells, t.x, t.x)
+	l := t.cur.line(t.y)
+	l.used = min(t.cols, max(l.used, t.x)+n)
 	copy(cells[t.x+n:], cells[t.x:])
 	fill(cells[t.x:t.x+n], t.blank)
 	// A wide character pushed half off the edge is blanked.
@@ -471,6 +489,9 @@ func (t *Terminal) deleteChars(n int) {
 	t.fixWide(cells, t.x, t.x+n)
 	copy(cells[t.x:], cells[t.x+n:])
 	fill(cells[t.cols-n:], t.blank)
+	if t.blank != (cell{}) {
+		t.cur.line(t.y).used = t.cols
+	}
 	t.cur.line(t.y).wrapped = false
 	t.wrapNext = false
 }
@@ -484,6 +505,7 @@ func (t *Terminal) shiftRow(y, at, n int, right bool) {
 	if n <= 0 {
 		return
 	}
+	t.cur.line(y).used = t.cols
 	if right {
 		t.fixWide(cells, at, at)
 		copy(cells[at+n:], cells[at:])

@@ -275,6 +275,7 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 				}
 				l.cells[x] = c
 			}
+			l.recount()
 			// Wide characters must be whole.
 			for x, c := range l.cells {
 				if c.flags&cellWide != 0 && (x+1 >= n.cols || l.cells[x+1].flags&cellSpacer == 0) {

@@ -57,6 +57,7 @@ func (t *Terminal) cropScreen(s *screen, cols, rows int) *screen {
 		} else {
 			dst.wrapped = src.wrapped
 		}
+		dst.recount()
 	}
 	return n
 }
@@ -186,6 +187,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 	for y := 0; y < rows && first+y < len(out); y++ {
 		r := out[first+y]
 		copy(n.line(y).cells, r.cells)
+		n.line(y).recount()
 		n.line(y).wrapped = r.wrapped
 	}
 	t.main = n

@@ -2,10 +2,36 @@ package core
 
 // line is one row of cells. wrapped says the text continues on the next row
 // (the row was filled and the cursor wrapped, a soft wrap).
+//
+// used bounds the written part: every cell from used on is the zero cell
+// (never written, default style), so clearing and encoding a mostly empty
+// row skips its blank tail.
 type line struct {
 	cells   []cell
+	used    int
 	wrapped bool
 }
+
+// clear blanks the whole row with c.
+func (l *line) clear(c cell) {
+	if c == (cell{}) {
+		fill(l.cells[:l.used], c)
+		l.used = 0
+		return
+	}
+	fill(l.cells, c)
+	l.used = len(l.cells)
+}
+
+// touch records that cells before end may have been written.
+func (l *line) touch(end int) {
+	if end > l.used {
+		l.used = min(end, len(l.cells))
+	}
+}
+
+// recount recomputes used from the cells.
+func (l *line) recount() { l.used = reflowEnd(l.cells) }
 
 // screen is a grid of rows kept in a ring: row i is lines[(head+i) % len],
 // so scrolling the whole screen moves head instead of copying rows.
@@ -13,6 +39,7 @@ type screen struct {
 	lines []line
 	head  int
 	cols  int
+	tmp   []line // scratch for rotate
 }
 
 func newScreen(cols, rows int, blank cell) *screen {
@@ -78,16 +105,26 @@ func (s *screen) rotate(top, bot, n int) {
 	if n == 0 {
 		return
 	}
-	// Three reversals keep it allocation free.
-	rev := func(a, b int) {
-		for a < b {
-			la, lb := s.line(a), s.line(b)
-			*la, *lb = *lb, *la
-			a++
-			b--
-		}
+	a := s.head + top
+	if a >= len(s.lines) {
+		a -= len(s.lines)
 	}
-	rev(top, top+n-1)
-	rev(top+n, bot)
-	rev(top, bot)
+	if a+h <= len(s.lines) {
+		// The region is contiguous in the ring: two memmoves.
+		seg := s.lines[a : a+h]
+		s.tmp = append(s.tmp[:0], seg[:n]...)
+		copy(seg, seg[n:])
+		copy(seg[h-n:], s.tmp)
+		return
+	}
+	s.tmp = s.tmp[:0]
+	for i := 0; i < n; i++ {
+		s.tmp = append(s.tmp, *s.line(top + i))
+	}
+	for i := top; i+n <= bot; i++ {
+		*s.line(i) = *s.line(i + n)
+	}
+	for i := range s.tmp {
+		*s.line(bot - n + 1 + i) = s.tmp[i]
+	}
 }

@@ -1,6 +1,9 @@
 package core
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // sbLine is one line of scrollback, compact: the line's UTF-8 text (wide
 // characters once, trailing default blanks trimmed) followed by its style
@@ -92,7 +95,7 @@ func (s *scrollback) popNewest() sbLine {
 
 func (s *scrollback) push(t *Terminal, l *line) {
 	dst := s.next()
-	dst.b, dst.text = t.encodeLine(dst.b[:0], l.cells)
+	dst.b, dst.text = t.encodeLine(dst.b[:0], l.cells[:l.used])
 	dst.wrapped = l.wrapped
 }
 
@@ -114,8 +117,13 @@ func (t *Terminal) plainStyle(i uint16) bool {
 // contentEnd returns the number of cells of a row up to its last visible one.
 func (t *Terminal) contentEnd(cells []cell) int {
 	n := len(cells)
-	for n > 0 && t.blankCell(cells[n-1]) && t.plainStyle(cells[n-1].style) {
-		n--
+	for n > 0 {
+		c := cells[n-1]
+		if c == (cell{}) || c == (cell{r: ' '}) || t.blankCell(c) && t.plainStyle(c.style) {
+			n--
+			continue
+		}
+		break
 	}
 	return n
 }
@@ -123,18 +131,37 @@ func (t *Terminal) contentEnd(cells []cell) int {
 // encodeLine appends the compact form of cells to dst.
 func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	cells = cells[:t.contentEnd(cells)]
-	styled := false
-	for _, c := range cells {
-		if c.style != 0 {
-			styled = true
+	var styles uint16
+	for i := 0; i < len(cells); {
+		// Fast path: a run of plain ASCII cells written by index.
+		dst = slices.Grow(dst, len(cells)-i)
+		j, k := i, len(dst)
+		buf := dst[:k+len(cells)-i]
+		for ; j < len(cells); j++ {
+			c := cells[j]
+			if c.flags != 0 || c.r >= 0x80 {
+				break
+			}
+			styles |= c.style
+			if c.r == 0 {
+				buf[k] = ' '
+			} else {
+				buf[k] = byte(c.r)
+			}
+			k++
+		}
+		dst = buf[:k]
+		if j >= len(cells) {
 			break
 		}
-	}
-	for _, c := range cells {
+		c := cells[j]
+		styles |= c.style
 		if c.flags&cellSpacer == 0 {
 			dst = t.cellText(dst, c)
 		}
+		i = j + 1
 	}
+	styled := styles != 0
 	text := uint32(len(dst))
 	if !styled {
 		return dst, text
