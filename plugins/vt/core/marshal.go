@@ -387,7 +387,7 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 	p.strOv = d.bool()
 	copy(p.dcsCmd[:], d.bytes(4))
 	p.strBEL = d.bool()
-	p.ucp = rune(d.uv(0x10FFFF, "utf-8 state"))
+	p.ucp = rune(d.uv(0x1FFFFF, "utf-8 state"))
 	p.uneed, p.ulen = d.u8(), d.u8()
 	if p.uneed > 3 || p.ulen > 4 {
 		d.fail("utf-8 state")

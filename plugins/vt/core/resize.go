@@ -139,6 +139,13 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 				n--
 			}
 			end := pos + n
+			if n == 1 && lc[pos].flags&cellWide != 0 {
+				// A one-column screen cannot show a wide character.
+				lc[pos] = cell{style: lc[pos].style}
+				if pos+1 < len(lc) {
+					lc[pos+1] = cell{style: lc[pos+1].style}
+				}
+			}
 			if li == curLine && curOff >= pos && curOff < end {
 				ncx, ncy = curOff-pos, len(out)
 			}

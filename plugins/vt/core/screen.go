@@ -67,6 +67,10 @@ func (s *screen) line(i int) *line {
 func (s *screen) row(i int) []cell { return s.line(i).cells }
 
 func fill(cs []cell, c cell) {
+	if c == (cell{}) {
+		clear(cs)
+		return
+	}
 	for i := range cs {
 		cs[i] = c
 	}

@@ -135,22 +135,24 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	for i := 0; i < len(cells); {
 		// Fast path: a run of plain ASCII cells written by index.
 		dst = slices.Grow(dst, len(cells)-i)
-		j, k := i, len(dst)
-		buf := dst[:k+len(cells)-i]
-		for ; j < len(cells); j++ {
-			c := cells[j]
+		k := len(dst)
+		run := cells[i:]
+		buf := dst[k : k+len(run)]
+		j := 0
+		for ; j < len(run); j++ {
+			c := run[j]
 			if c.flags != 0 || c.r >= 0x80 {
 				break
 			}
 			styles |= c.style
-			if c.r == 0 {
-				buf[k] = ' '
-			} else {
-				buf[k] = byte(c.r)
+			b := byte(c.r)
+			if b == 0 {
+				b = ' '
 			}
-			k++
+			buf[j] = b
 		}
-		dst = buf[:k]
+		dst = dst[:k+j]
+		j += i
 		if j >= len(cells) {
 			break
 		}
