@@ -154,7 +154,7 @@ func (t *Terminal) csiDispatch(final byte) {
 		return
 	case '=':
 		if final == 'c' && inter == 0 {
-			t.replyString("\x1b[P!|00000000\x1b\\")
+			t.replyString("\x1bP!|00000000\x1b\\")
 		}
 		return
 	default:

@@ -186,7 +186,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 	t.sb.clear()
 	if t.sb.max > 0 {
 		for _, r := range out[:first] {
-			l := line{cells: r.cells, wrapped: r.wrapped}
+			l := line{cells: r.cells, used: len(r.cells), wrapped: r.wrapped}
 			t.sb.push(t, &l)
 		}
 	}
