@@ -69,13 +69,26 @@ type style struct {
 	_          uint8
 }
 
-// cell is 8 bytes and holds no pointer, so a screen is one flat allocation per
-// row that the garbage collector never scans.
-type cell struct {
-	r     uint32 // rune, 0 for a blank never written; index into graphemes if flags&cellGrapheme
-	style uint16
-	flags uint8
-	_     uint8
+// cell is 8 bytes and holds no pointer, so a screen is one flat allocation
+// that the garbage collector never scans. It is a single word so that
+// writing, clearing and comparing a cell is one machine operation, also in
+// WebAssembly:
+//
+//	bits  0-31 rune, 0 for a blank never written; an index into
+//	           Terminal.graphemes if flags has cellGrapheme
+//	bits 32-47 style index
+//	bits 48-55 flags
+type cell uint64
+
+func mkCell(r uint32, style uint16, flags uint8) cell {
+	return cell(uint64(r) | uint64(style)<<32 | uint64(flags)<<48)
+}
+
+func (c cell) r() uint32     { return uint32(c) }
+func (c cell) style() uint16 { return uint16(c >> 32) }
+func (c cell) flags() uint8  { return uint8(c >> 48) }
+func (c cell) withStyle(s uint16) cell {
+	return c&^(0xffff<<32) | cell(s)<<32
 }
 
 const (

@@ -62,7 +62,7 @@ func (t *Terminal) escDispatch(final byte) {
 }
 
 func (t *Terminal) decaln() {
-	e := cell{r: 'E'}
+	e := mkCell('E', 0, 0)
 	for y := 0; y < t.rows; y++ {
 		l := t.cur.line(y)
 		fill(l.cells, e)
@@ -111,7 +111,7 @@ func (t *Terminal) fullReset() {
 	t.resetTables()
 	for _, s := range []*screen{t.main, t.alt} {
 		for i := range s.lines {
-			s.lines[i].clear(cell{})
+			s.lines[i].clear(cell(0))
 			s.lines[i].wrapped = false
 		}
 	}

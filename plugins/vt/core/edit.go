@@ -36,10 +36,11 @@ func (t *Terminal) printASCII(s []byte) {
 		x := t.x
 		l.touch(x + n)
 		t.fixWide(cells, x, x+n)
-		st := t.penIdx
+		st := mkCell(0, t.penIdx, 0)
 		dst := cells[x : x+n]
-		for i, c := range s[:n] {
-			dst[i] = cell{r: uint32(c), style: st}
+		src := s[:n]
+		for i := range dst {
+			dst[i] = st | cell(src[i])
 		}
 		s = s[n:]
 		x += n
@@ -48,7 +49,7 @@ func (t *Terminal) printASCII(s []byte) {
 			t.wrapNext = t.autowrap
 			if !t.autowrap && len(s) > 0 {
 				// Without autowrap the rest overwrites the last column.
-				cells[t.cols-1] = cell{r: uint32(s[len(s)-1]), style: st}
+				cells[t.cols-1] = st | cell(s[len(s)-1])
 				return
 			}
 		} else {
@@ -60,11 +61,11 @@ func (t *Terminal) printASCII(s []byte) {
 // fixWide blanks the halves of wide characters that writing columns
 // [from, to) would split.
 func (t *Terminal) fixWide(cells []cell, from, to int) {
-	if from > 0 && from < len(cells) && cells[from].flags&cellSpacer != 0 {
-		cells[from-1] = cell{style: cells[from-1].style}
+	if from > 0 && from < len(cells) && cells[from].flags()&cellSpacer != 0 {
+		cells[from-1] = mkCell(0, cells[from-1].style(), 0)
 	}
-	if to > 0 && to < len(cells) && cells[to-1].flags&cellWide != 0 {
-		cells[to] = cell{style: cells[to].style}
+	if to > 0 && to < len(cells) && cells[to-1].flags()&cellWide != 0 {
+		cells[to] = mkCell(0, cells[to].style(), 0)
 	}
 }
 
@@ -123,10 +124,10 @@ func (t *Terminal) print(r rune) {
 	l.touch(t.x + w)
 	t.fixWide(cells, t.x, t.x+w)
 	if w == 2 {
-		cells[t.x] = cell{r: uint32(r), style: t.penIdx, flags: cellWide}
-		cells[t.x+1] = cell{style: t.penIdx, flags: cellSpacer}
+		cells[t.x] = mkCell(uint32(r), t.penIdx, cellWide)
+		cells[t.x+1] = mkCell(0, t.penIdx, cellSpacer)
 	} else {
-		cells[t.x] = cell{r: uint32(r), style: t.penIdx}
+		cells[t.x] = mkCell(uint32(r), t.penIdx, 0)
 	}
 	t.x += w
 	if t.x >= t.cols {
@@ -145,11 +146,11 @@ func (t *Terminal) combine(r rune) {
 		return
 	}
 	cells := t.cur.row(y)
-	if cells[x].flags&cellSpacer != 0 && x > 0 {
+	if cells[x].flags()&cellSpacer != 0 && x > 0 {
 		x--
 	}
 	c := &cells[x]
-	if c.r == 0 && c.flags&cellGrapheme == 0 {
+	if c.r() == 0 && c.flags()&cellGrapheme == 0 {
 		return
 	}
 	var buf [maxMarksBytes + 8]byte
@@ -162,8 +163,7 @@ func (t *Terminal) combine(r rune) {
 	if !ok {
 		return
 	}
-	c.r = idx
-	c.flags |= cellGrapheme
+	*c = mkCell(idx, c.style(), c.flags()|cellGrapheme)
 }
 
 func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
@@ -185,16 +185,16 @@ func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
 
 // cellText appends the UTF-8 text of c (a space if blank).
 func (t *Terminal) cellText(dst []byte, c cell) []byte {
-	if c.flags&cellGrapheme != 0 {
-		if int(c.r) < len(t.graphemes) {
-			return append(dst, t.graphemes[c.r]...)
+	if c.flags()&cellGrapheme != 0 {
+		if int(c.r()) < len(t.graphemes) {
+			return append(dst, t.graphemes[c.r()]...)
 		}
 		return append(dst, ' ')
 	}
-	if c.r == 0 {
+	if c.r() == 0 {
 		return append(dst, ' ')
 	}
-	return appendRune(dst, rune(c.r))
+	return appendRune(dst, rune(c.r()))
 }
 
 func appendRune(dst []byte, r rune) []byte {
@@ -389,7 +389,7 @@ func (t *Terminal) eraseCells(y, from, to int, selective bool) {
 	}
 	t.fixWide(cells, from, to)
 	if !selective {
-		if t.blank != (cell{}) {
+		if t.blank != (cell(0)) {
 			fill(cells[from:to], t.blank)
 			l.touch(to)
 		} else if to >= l.used {
@@ -403,8 +403,8 @@ func (t *Terminal) eraseCells(y, from, to int, selective bool) {
 		return
 	}
 	for i := from; i < to; i++ {
-		if t.styles[cells[i].style].attrs&Protected == 0 {
-			cells[i] = cell{style: cells[i].style}
+		if t.styles[cells[i].style()].attrs&Protected == 0 {
+			cells[i] = mkCell(0, cells[i].style(), 0)
 		}
 	}
 }
@@ -470,7 +470,7 @@ func (t *Terminal) insertBlanks(n int) {
 	copy(cells[t.x+n:], cells[t.x:])
 	fill(cells[t.x:t.x+n], t.blank)
 	// A wide character pushed half off the edge is blanked.
-	if cells[t.cols-1].flags&cellWide != 0 {
+	if cells[t.cols-1].flags()&cellWide != 0 {
 		cells[t.cols-1] = t.blank
 	}
 	t.cur.line(t.y).wrapped = false
@@ -489,7 +489,7 @@ func (t *Terminal) deleteChars(n int) {
 	t.fixWide(cells, t.x, t.x+n)
 	copy(cells[t.x:], cells[t.x+n:])
 	fill(cells[t.cols-n:], t.blank)
-	if t.blank != (cell{}) {
+	if t.blank != (cell(0)) {
 		t.cur.line(t.y).used = t.cols
 	}
 	t.cur.line(t.y).wrapped = false
@@ -510,7 +510,7 @@ func (t *Terminal) shiftRow(y, at, n int, right bool) {
 		t.fixWide(cells, at, at)
 		copy(cells[at+n:], cells[at:])
 		fill(cells[at:at+n], t.blank)
-		if cells[t.cols-1].flags&cellWide != 0 {
+		if cells[t.cols-1].flags()&cellWide != 0 {
 			cells[t.cols-1] = t.blank
 		}
 	} else {

@@ -45,16 +45,16 @@ func checkInvariants(tb testing.TB, t *Terminal) {
 				tb.Fatalf("row %d has %d cells, want %d", y, len(l.cells), cols)
 			}
 			for x, c := range l.cells {
-				if x >= l.used && c != (cell{}) {
+				if x >= l.used && c != (cell(0)) {
 					tb.Fatalf("row %d: cell %d written past used=%d: %+v", y, x, l.used, c)
 				}
-				if int(c.style) >= len(t.styles) {
-					tb.Fatalf("row %d col %d: style %d of %d", y, x, c.style, len(t.styles))
+				if int(c.style()) >= len(t.styles) {
+					tb.Fatalf("row %d col %d: style %d of %d", y, x, c.style(), len(t.styles))
 				}
-				if c.flags&cellWide != 0 && (x+1 >= cols || l.cells[x+1].flags&cellSpacer == 0) {
+				if c.flags()&cellWide != 0 && (x+1 >= cols || l.cells[x+1].flags()&cellSpacer == 0) {
 					tb.Fatalf("row %d col %d: wide cell without spacer", y, x)
 				}
-				if c.flags&cellSpacer != 0 && (x == 0 || l.cells[x-1].flags&cellWide == 0) {
+				if c.flags()&cellSpacer != 0 && (x == 0 || l.cells[x-1].flags()&cellWide == 0) {
 					tb.Fatalf("row %d col %d: spacer without wide cell", y, x)
 				}
 			}

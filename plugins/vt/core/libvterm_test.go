@@ -234,7 +234,7 @@ func (r *lvRunner) check(line string) {
 		a := ints(lhs)
 		eol := 1
 		for c := a[1]; c < t.cols; c++ {
-			if x := t.cur.row(a[0])[c]; x.r != 0 || x.flags != 0 {
+			if x := t.cur.row(a[0])[c]; x.r() != 0 || x.flags() != 0 {
 				eol = 0
 			}
 		}
@@ -280,7 +280,7 @@ func (r *lvRunner) check(line string) {
 			end++
 		}
 		for c := r.encRead; c < end && c < len(cells); c++ {
-			if cells[c].flags&cellSpacer != 0 {
+			if cells[c].flags()&cellSpacer != 0 {
 				continue
 			}
 			for _, cp := range r.enc.cellText(nil, cells[c]) {
@@ -334,11 +334,11 @@ func (r *lvRunner) chars(r0, c0, r1, c1 int) string {
 		}
 		cells := t.cur.row(row)
 		end := min(c1, t.cols)
-		for end > c0 && cells[end-1].r == 0 && cells[end-1].flags&cellGrapheme == 0 {
+		for end > c0 && cells[end-1].r() == 0 && cells[end-1].flags()&cellGrapheme == 0 {
 			end--
 		}
 		for c := c0; c < end; c++ {
-			if cells[c].flags&cellSpacer == 0 {
+			if cells[c].flags()&cellSpacer == 0 {
 				b = t.cellText(b, cells[c])
 			}
 		}
@@ -381,15 +381,15 @@ func (r *lvRunner) cellString(row, col int) string {
 		return "out of range"
 	}
 	c := t.cur.row(row)[col]
-	s := t.styles[c.style]
+	s := t.styles[c.style()]
 	var cps []string
-	if c.r != 0 || c.flags&cellGrapheme != 0 {
+	if c.r() != 0 || c.flags()&cellGrapheme != 0 {
 		for _, cp := range string(t.cellText(nil, c)) {
 			cps = append(cps, fmt.Sprintf("0x%x", cp))
 		}
 	}
 	w := 1
-	if c.flags&cellWide != 0 {
+	if c.flags()&cellWide != 0 {
 		w = 2
 	}
 	attrs := ""

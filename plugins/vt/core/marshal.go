@@ -30,9 +30,9 @@ func (t *Terminal) MarshalBinary() ([]byte, error) {
 			l := s.line(y)
 			e.bool(l.wrapped)
 			for _, c := range l.cells {
-				e.b = binary.LittleEndian.AppendUint32(e.b, c.r)
-				e.b = binary.LittleEndian.AppendUint16(e.b, c.style)
-				e.b = append(e.b, c.flags)
+				e.b = binary.LittleEndian.AppendUint32(e.b, c.r())
+				e.b = binary.LittleEndian.AppendUint16(e.b, c.style())
+				e.b = append(e.b, c.flags())
 			}
 		}
 	}
@@ -247,8 +247,8 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 		d.fail("truncated screens")
 		return d.err
 	}
-	n.main = newScreen(n.cols, n.rows, cell{})
-	n.alt = newScreen(n.cols, n.rows, cell{})
+	n.main = newScreen(n.cols, n.rows, cell(0))
+	n.alt = newScreen(n.cols, n.rows, cell(0))
 	for _, s := range []*screen{n.main, n.alt} {
 		for y := 0; y < n.rows; y++ {
 			l := s.line(y)
@@ -258,19 +258,15 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 				return d.err
 			}
 			for x := range l.cells {
-				c := cell{
-					r:     binary.LittleEndian.Uint32(raw[7*x:]),
-					style: binary.LittleEndian.Uint16(raw[7*x+4:]),
-					flags: raw[7*x+6],
-				}
+				c := mkCell(binary.LittleEndian.Uint32(raw[7*x:]), binary.LittleEndian.Uint16(raw[7*x+4:]), raw[7*x+6])
 				switch {
-				case int(c.style) >= ns:
+				case int(c.style()) >= ns:
 					d.fail("cell style")
-				case c.flags&^(cellWide|cellSpacer|cellGrapheme) != 0, c.flags&(cellWide|cellSpacer) == cellWide|cellSpacer:
+				case c.flags()&^(cellWide|cellSpacer|cellGrapheme) != 0, c.flags()&(cellWide|cellSpacer) == cellWide|cellSpacer:
 					d.fail("cell flags")
-				case c.flags&cellGrapheme != 0 && int(c.r) >= ng:
+				case c.flags()&cellGrapheme != 0 && int(c.r()) >= ng:
 					d.fail("cell grapheme")
-				case c.flags&cellGrapheme == 0 && (c.r > 0x10FFFF || (c.r < 0x20 && c.r != 0)):
+				case c.flags()&cellGrapheme == 0 && (c.r() > 0x10FFFF || (c.r() < 0x20 && c.r() != 0)):
 					d.fail("cell rune")
 				}
 				l.cells[x] = c
@@ -278,10 +274,10 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 			l.recount()
 			// Wide characters must be whole.
 			for x, c := range l.cells {
-				if c.flags&cellWide != 0 && (x+1 >= n.cols || l.cells[x+1].flags&cellSpacer == 0) {
+				if c.flags()&cellWide != 0 && (x+1 >= n.cols || l.cells[x+1].flags()&cellSpacer == 0) {
 					d.fail("wide cell without spacer")
 				}
-				if c.flags&cellSpacer != 0 && (x == 0 || l.cells[x-1].flags&cellWide == 0) {
+				if c.flags()&cellSpacer != 0 && (x == 0 || l.cells[x-1].flags()&cellWide == 0) {
 					d.fail("spacer without wide cell")
 				}
 			}
@@ -400,7 +396,7 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 	}
 	n.pen = pen
 	n.penIdx = n.intern(pen)
-	n.blank = cell{style: n.intern(style{bg: pen.bg})}
+	n.blank = mkCell(0, n.intern(style{bg: pen.bg}), 0)
 	*t = *n
 	return nil
 }

@@ -12,7 +12,7 @@ func (t *Terminal) AppendRowText(dst []byte, row int) []byte {
 		n--
 	}
 	for _, c := range cells[:n] {
-		if c.flags&cellSpacer == 0 {
+		if c.flags()&cellSpacer == 0 {
 			dst = t.cellText(dst, c)
 		}
 	}
@@ -30,15 +30,15 @@ func (t *Terminal) AppendRowANSI(dst []byte, row int) []byte {
 	cells = cells[:t.contentEnd(cells)]
 	cur := uint16(0)
 	for _, c := range cells {
-		if c.flags&cellSpacer != 0 {
+		if c.flags()&cellSpacer != 0 {
 			continue
 		}
-		if c.style != cur && t.styles[c.style] != t.styles[cur] {
+		if c.style() != cur && t.styles[c.style()] != t.styles[cur] {
 			dst = append(dst, "\x1b["...)
-			dst = appendSGR(dst, t.styles[c.style])
+			dst = appendSGR(dst, t.styles[c.style()])
 			dst = append(dst, 'm')
 		}
-		cur = c.style
+		cur = c.style()
 		dst = t.cellText(dst, c)
 	}
 	if t.styles[cur] != (style{}) {
@@ -53,12 +53,12 @@ func (t *Terminal) Cell(row, col int) Cell {
 		return Cell{Text: " ", Width: 1}
 	}
 	c := t.cur.row(row)[col]
-	s := t.styles[c.style]
+	s := t.styles[c.style()]
 	out := Cell{FG: s.fg, BG: s.bg, UnderlineColor: s.ul, Attrs: s.attrs, UnderlineStyle: int(s.ulStyle), Width: 1}
 	switch {
-	case c.flags&cellSpacer != 0:
+	case c.flags()&cellSpacer != 0:
 		out.Width = 0
-	case c.flags&cellWide != 0:
+	case c.flags()&cellWide != 0:
 		out.Width = 2
 		fallthrough
 	default:
@@ -83,24 +83,24 @@ func (t *Terminal) compact() {
 	smap[0] = 0
 	var newGraph []string
 	mark := func(c *cell) {
-		if int(c.style) < len(smap) {
-			if smap[c.style] < 0 {
-				smap[c.style] = int32(len(newStyles))
-				newStyles = append(newStyles, t.styles[c.style])
+		if int(c.style()) < len(smap) {
+			if smap[c.style()] < 0 {
+				smap[c.style()] = int32(len(newStyles))
+				newStyles = append(newStyles, t.styles[c.style()])
 			}
-			c.style = uint16(smap[c.style])
+			*c = c.withStyle(uint16(smap[c.style()]))
 		} else {
-			c.style = 0
+			*c = c.withStyle(0)
 		}
-		if c.flags&cellGrapheme != 0 {
-			if int(c.r) < len(gmap) {
-				if gmap[c.r] < 0 {
-					gmap[c.r] = int32(len(newGraph))
-					newGraph = append(newGraph, t.graphemes[c.r])
+		if c.flags()&cellGrapheme != 0 {
+			if int(c.r()) < len(gmap) {
+				if gmap[c.r()] < 0 {
+					gmap[c.r()] = int32(len(newGraph))
+					newGraph = append(newGraph, t.graphemes[c.r()])
 				}
-				c.r = uint32(gmap[c.r])
+				*c = mkCell(uint32(gmap[c.r()]), c.style(), c.flags())
 			} else {
-				c.r, c.flags = 0, c.flags&^cellGrapheme
+				*c = mkCell(0, c.style(), c.flags()&^cellGrapheme)
 			}
 		}
 	}

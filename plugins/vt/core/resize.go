@@ -44,15 +44,15 @@ func (t *Terminal) Resize(cols, rows int) {
 }
 
 func (t *Terminal) cropScreen(s *screen, cols, rows int) *screen {
-	n := newScreen(cols, rows, cell{})
+	n := newScreen(cols, rows, cell(0))
 	for y := 0; y < rows && y < s.rows(); y++ {
 		src := s.line(y)
 		dst := n.line(y)
 		copy(dst.cells, src.cells)
 		if cols < s.cols {
 			t.fixWide(dst.cells, cols, cols)
-			if dst.cells[cols-1].flags&cellWide != 0 {
-				dst.cells[cols-1] = cell{style: dst.cells[cols-1].style}
+			if dst.cells[cols-1].flags()&cellWide != 0 {
+				dst.cells[cols-1] = mkCell(0, dst.cells[cols-1].style(), 0)
 			}
 		} else {
 			dst.wrapped = src.wrapped
@@ -135,15 +135,15 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 		for pos := 0; pos < len(lc); {
 			n := min(cols, len(lc)-pos)
 			// Never split a wide character.
-			if n > 1 && n < len(lc)-pos && lc[pos+n-1].flags&cellWide != 0 {
+			if n > 1 && n < len(lc)-pos && lc[pos+n-1].flags()&cellWide != 0 {
 				n--
 			}
 			end := pos + n
-			if n == 1 && lc[pos].flags&cellWide != 0 {
+			if n == 1 && lc[pos].flags()&cellWide != 0 {
 				// A one-column screen cannot show a wide character.
-				lc[pos] = cell{style: lc[pos].style}
+				lc[pos] = mkCell(0, lc[pos].style(), 0)
 				if pos+1 < len(lc) {
-					lc[pos+1] = cell{style: lc[pos+1].style}
+					lc[pos+1] = mkCell(0, lc[pos+1].style(), 0)
 				}
 			}
 			if li == curLine && curOff >= pos && curOff < end {
@@ -190,7 +190,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 			t.sb.push(t, &l)
 		}
 	}
-	n := newScreen(cols, rows, cell{})
+	n := newScreen(cols, rows, cell(0))
 	for y := 0; y < rows && first+y < len(out); y++ {
 		r := out[first+y]
 		copy(n.line(y).cells, r.cells)
@@ -204,7 +204,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 // reflowEnd is the length of a row without its trailing never-written cells.
 func reflowEnd(cells []cell) int {
 	n := len(cells)
-	for n > 0 && cells[n-1] == (cell{}) {
+	for n > 0 && cells[n-1] == (cell(0)) {
 		n--
 	}
 	return n
@@ -212,7 +212,7 @@ func reflowEnd(cells []cell) int {
 
 func padCells(cs []cell, n int) []cell {
 	for len(cs) < n {
-		cs = append(cs, cell{})
+		cs = append(cs, cell(0))
 	}
 	return cs
 }
@@ -229,22 +229,21 @@ func (t *Terminal) decodeLine(l *sbLine) []cell {
 			if w == 0 {
 				if len(cs) > 0 {
 					k := len(cs) - 1
-					if cs[k].flags&cellSpacer != 0 && k > 0 {
+					if cs[k].flags()&cellSpacer != 0 && k > 0 {
 						k--
 					}
 					var buf [64]byte
 					g := appendRune(t.cellText(buf[:0], cs[k]), r)
 					if idx, ok := t.graphemeIndex(g); ok {
-						cs[k].r = idx
-						cs[k].flags |= cellGrapheme
+						cs[k] = mkCell(idx, cs[k].style(), cs[k].flags()|cellGrapheme)
 					}
 				}
 				continue
 			}
 			if w == 2 {
-				cs = append(cs, cell{r: uint32(r), style: si, flags: cellWide}, cell{style: si, flags: cellSpacer})
+				cs = append(cs, mkCell(uint32(r), si, cellWide), mkCell(0, si, cellSpacer))
 			} else {
-				cs = append(cs, cell{r: uint32(r), style: si})
+				cs = append(cs, mkCell(uint32(r), si, 0))
 			}
 		}
 	})

@@ -14,7 +14,7 @@ type line struct {
 
 // clear blanks the whole row with c.
 func (l *line) clear(c cell) {
-	if c == (cell{}) {
+	if c == (cell(0)) {
 		fill(l.cells[:l.used], c)
 		l.used = 0
 		return
@@ -67,7 +67,7 @@ func (s *screen) line(i int) *line {
 func (s *screen) row(i int) []cell { return s.line(i).cells }
 
 func fill(cs []cell, c cell) {
-	if c == (cell{}) {
+	if c == (cell(0)) {
 		clear(cs)
 		return
 	}

@@ -101,7 +101,7 @@ func (s *scrollback) push(t *Terminal, l *line) {
 
 // blankCell reports whether c shows nothing (a space or never written).
 func (t *Terminal) blankCell(c cell) bool {
-	return c.flags&(cellGrapheme|cellSpacer) == 0 && (c.r == 0 || c.r == ' ')
+	return c.flags()&(cellGrapheme|cellSpacer) == 0 && (c.r() == 0 || c.r() == ' ')
 }
 
 // plainStyle reports whether a blank in style i is invisible, so it can be
@@ -119,7 +119,7 @@ func (t *Terminal) contentEnd(cells []cell) int {
 	n := len(cells)
 	for n > 0 {
 		c := cells[n-1]
-		if c == (cell{}) || c == (cell{r: ' '}) || t.blankCell(c) && t.plainStyle(c.style) {
+		if c == (cell(0)) || c == (mkCell(' ', 0, 0)) || t.blankCell(c) && t.plainStyle(c.style()) {
 			n--
 			continue
 		}
@@ -131,7 +131,7 @@ func (t *Terminal) contentEnd(cells []cell) int {
 // encodeLine appends the compact form of cells to dst.
 func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	cells = cells[:t.contentEnd(cells)]
-	var styles uint16
+	var styles cell // OR of all cells: nonzero style bits mean a styled line
 	for i := 0; i < len(cells); {
 		// Fast path: a run of plain ASCII cells written by index.
 		dst = slices.Grow(dst, len(cells)-i)
@@ -141,11 +141,11 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 		j := 0
 		for ; j < len(run); j++ {
 			c := run[j]
-			if c.flags != 0 || c.r >= 0x80 {
+			if c&(0xff<<48|0xffffff80) != 0 { // flags, or not ASCII
 				break
 			}
-			styles |= c.style
-			b := byte(c.r)
+			styles |= c
+			b := byte(c)
 			if b == 0 {
 				b = ' '
 			}
@@ -157,13 +157,13 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 			break
 		}
 		c := cells[j]
-		styles |= c.style
-		if c.flags&cellSpacer == 0 {
+		styles |= c
+		if c.flags()&cellSpacer == 0 {
 			dst = t.cellText(dst, c)
 		}
 		i = j + 1
 	}
-	styled := styles != 0
+	styled := styles.style() != 0
 	text := uint32(len(dst))
 	if !styled {
 		return dst, text
@@ -171,13 +171,13 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	off := 0
 	cur := -1
 	for _, c := range cells {
-		if c.flags&cellSpacer != 0 {
+		if c.flags()&cellSpacer != 0 {
 			continue
 		}
-		if int(c.style) != cur {
-			cur = int(c.style)
+		if int(c.style()) != cur {
+			cur = int(c.style())
 			dst = binary.LittleEndian.AppendUint16(dst, uint16(off))
-			dst = appendStyle(dst, t.styles[c.style])
+			dst = appendStyle(dst, t.styles[c.style()])
 		}
 		off += t.cellTextLen(c)
 	}
@@ -185,16 +185,16 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 }
 
 func (t *Terminal) cellTextLen(c cell) int {
-	if c.flags&cellGrapheme != 0 {
-		if int(c.r) < len(t.graphemes) {
-			return len(t.graphemes[c.r])
+	if c.flags()&cellGrapheme != 0 {
+		if int(c.r()) < len(t.graphemes) {
+			return len(t.graphemes[c.r()])
 		}
 		return 1
 	}
-	if c.r == 0 {
+	if c.r() == 0 {
 		return 1
 	}
-	r := rune(c.r)
+	r := rune(c.r())
 	switch {
 	case r < 0x80:
 		return 1

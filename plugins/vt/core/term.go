@@ -105,8 +105,8 @@ func New(o Options) *Terminal {
 	t.sb.max = sb
 	t.p.str = make([]byte, 0, 256)
 	t.resetTables()
-	t.main = newScreen(t.cols, t.rows, cell{})
-	t.alt = newScreen(t.cols, t.rows, cell{})
+	t.main = newScreen(t.cols, t.rows, cell(0))
+	t.alt = newScreen(t.cols, t.rows, cell(0))
 	t.cur = t.main
 	t.resetState()
 	return t
@@ -155,7 +155,7 @@ func (t *Terminal) resetTabs(from int) {
 func (t *Terminal) setPen(s style) {
 	t.pen = s
 	t.penIdx = t.intern(s)
-	t.blank = cell{style: t.intern(style{bg: s.bg})}
+	t.blank = mkCell(0, t.intern(style{bg: s.bg}), 0)
 }
 
 // intern returns the index of s in the style table, adding it if needed.
