@@ -14,48 +14,66 @@ func (t *Terminal) charset() byte {
 	return t.charsets[t.gl&3]
 }
 
-// printASCII prints a run of printable ASCII, the fast path for plain text.
-func (t *Terminal) printASCII(s []byte) {
+// printASCII prints the run of printable ASCII starting at b[i] and returns
+// the index after it: the fast path for plain text, one pass that checks
+// each byte and stores its cell.
+func (t *Terminal) printASCII(b []byte, i int) int {
 	if t.insert || t.charset() != 'B' {
-		for _, c := range s {
-			t.print(rune(c))
+		for i < len(b) && b[i]-0x20 < 0x5f {
+			t.print(rune(b[i]))
+			i++
 		}
-		return
+		return i
 	}
-	t.lastChar = rune(s[len(s)-1])
-	for len(s) > 0 {
+	for i < len(b) && b[i]-0x20 < 0x5f {
 		if t.wrapNext {
 			t.wrapLine()
 		}
 		l := t.cur.line(t.y)
-		cells := l.cells
-		n := t.cols - t.x
-		if n > len(s) {
-			n = len(s)
-		}
 		x := t.x
-		l.touch(x + n)
-		t.fixWide(cells, x, x+n)
+		dst := l.cells[x:]
+		src := b[i:]
+		if len(src) > len(dst) {
+			src = src[:len(dst)]
+		}
+		if x > 0 && dst[0].flags()&cellSpacer != 0 {
+			l.cells[x-1] = mkCell(0, l.cells[x-1].style(), 0)
+		}
 		st := mkCell(0, t.penIdx, 0)
-		dst := cells[x : x+n]
-		src := s[:n]
-		for i := range dst {
-			dst[i] = st | cell(src[i])
-		}
-		s = s[n:]
-		x += n
-		if x >= t.cols {
-			t.x = t.cols - 1
-			t.wrapNext = t.autowrap
-			if !t.autowrap && len(s) > 0 {
-				// Without autowrap the rest overwrites the last column.
-				cells[t.cols-1] = st | cell(s[len(s)-1])
-				return
+		n := 0
+		for n < len(src) {
+			c := src[n]
+			if c-0x20 >= 0x5f {
+				break
 			}
-		} else {
-			t.x = x
+			dst[n] = st | cell(c)
+			n++
 		}
+		// The right half of a wide character we overwrote the left of.
+		if n < len(dst) && dst[n].flags()&cellSpacer != 0 {
+			dst[n] = mkCell(0, dst[n].style(), 0)
+		}
+		l.touch(x + n)
+		t.lastChar = rune(src[n-1])
+		i += n
+		x += n
+		if x < t.cols {
+			t.x = x
+			return i
+		}
+		t.x = t.cols - 1
+		if !t.autowrap {
+			// Without autowrap the rest overwrites the last column.
+			for i < len(b) && b[i]-0x20 < 0x5f {
+				l.cells[t.cols-1] = st | cell(b[i])
+				t.lastChar = rune(b[i])
+				i++
+			}
+			return i
+		}
+		t.wrapNext = true
 	}
+	return i
 }
 
 // fixWide blanks the halves of wide characters that writing columns

@@ -1,6 +1,5 @@
 package core
 
-import "encoding/binary"
 
 // Parser states, after Paul Williams' DEC ANSI parser
 // (https://vt100.net/emu/dec_ansi_parser). The values are part of the
@@ -155,10 +154,22 @@ func (t *Terminal) Write(b []byte) {
 		c := b[i]
 		if p.st == psGround {
 			if p.uneed == 0 {
-				if c >= 0x20 && c < 0x7f {
-					j := printableEnd(b, i+1)
-					t.printASCII(b[i:j])
-					i = j
+				if c-0x20 < 0x5f {
+					i = t.printASCII(b, i)
+					continue
+				}
+				switch c {
+				case '\r':
+					t.x, t.wrapNext, t.lastChar = 0, false, 0
+					i++
+					continue
+				case '\n':
+					t.lastChar = 0
+					t.index()
+					if t.lnm {
+						t.x = 0
+					}
+					i++
 					continue
 				}
 				if c < 0x80 {
@@ -174,25 +185,6 @@ func (t *Terminal) Write(b []byte) {
 		t.advance(c)
 		i++
 	}
-}
-
-// printableEnd returns the index of the first byte at or after i that is not
-// printable ASCII (0x20..0x7E), testing eight bytes at a time.
-func printableEnd(b []byte, i int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		// A byte below 0x20, or at or above 0x7F, sets its high bit in
-		// one of these; borrows and carries can only flag extra bytes
-		// after a real one, and the byte loop below sorts that out.
-		if ((w-lo*0x20)|(w+lo))&hi|w&hi != 0 {
-			break
-		}
-	}
-	for i < len(b) && b[i] >= 0x20 && b[i] < 0x7f {
-		i++
-	}
-	return i
 }
 
 // utf8Byte decodes one byte of UTF-8 text in the ground state. Invalid
