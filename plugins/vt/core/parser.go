@@ -1,6 +1,5 @@
 package core
 
-
 // Parser states, after Paul Williams' DEC ANSI parser
 // (https://vt100.net/emu/dec_ansi_parser). The values are part of the
 // MarshalBinary format.
