@@ -189,6 +189,9 @@ func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
 		return i, true
 	}
 	if len(t.graphemes) >= maxGraphemes {
+		if t.noCompact {
+			return 0, false
+		}
 		t.compact()
 		if len(t.graphemes) >= maxGraphemes {
 			return 0, false

@@ -70,6 +70,8 @@ func (t *Terminal) cropScreen(s *screen, cols, rows int) *screen {
 // back from the scrollback.
 func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, bool) {
 	old := t.main
+	t.noCompact = true
+	defer func() { t.noCompact = false }()
 	// Logical lines: scrollback first, then screen rows down to the cursor or
 	// the last non-blank row.
 	last := cy

@@ -74,6 +74,10 @@ type Terminal struct {
 	graphIdx  map[string]uint32
 
 	reply []byte
+
+	// noCompact is set while cells outside the screens (a reflow in
+	// progress) hold style and grapheme indices that compact cannot see.
+	noCompact bool
 }
 
 func clampDim(v, def int) int {
@@ -167,6 +171,9 @@ func (t *Terminal) intern(s style) uint16 {
 		return i
 	}
 	if len(t.styles) >= maxStyles {
+		if t.noCompact {
+			return 0
+		}
 		t.compact()
 		if len(t.styles) >= maxStyles {
 			return 0 // every style is in use on screen; fall back to the default
