@@ -65,6 +65,7 @@ func (t *Terminal) decaln() {
 	e := mkCell('E', 0, 0)
 	for y := 0; y < t.rows; y++ {
 		l := t.cur.line(y)
+		l.fast = false
 		fill(l.cells, e)
 		l.used = len(l.cells)
 		l.wrapped = false

@@ -41,13 +41,32 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 		}
 		st := mkCell(0, t.penIdx, 0)
 		n := 0
-		for n < len(src) {
-			c := src[n]
-			if c-0x20 >= 0x5f {
-				break
+		if l.fast && t.penIdx == 0 {
+			// Keep the text mirror: blanks up to x, then the bytes.
+			text := l.text[:x+len(src)]
+			for k := l.used; k < x; k++ {
+				text[k] = ' '
 			}
-			dst[n] = st | cell(c)
-			n++
+			text = text[x:]
+			for n < len(src) {
+				c := src[n]
+				if c-0x20 >= 0x5f {
+					break
+				}
+				dst[n] = cell(c)
+				text[n] = c
+				n++
+			}
+		} else {
+			l.fast = false
+			for n < len(src) {
+				c := src[n]
+				if c-0x20 >= 0x5f {
+					break
+				}
+				dst[n] = st | cell(c)
+				n++
+			}
 		}
 		// The right half of a wide character we overwrote the left of.
 		if n < len(dst) && dst[n].flags()&cellSpacer != 0 {
@@ -66,6 +85,7 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 			// Without autowrap the rest overwrites the last column.
 			for i < len(b) && b[i]-0x20 < 0x5f {
 				l.cells[t.cols-1] = st | cell(b[i])
+				l.text[t.cols-1] = b[i]
 				t.lastChar = rune(b[i])
 				i++
 			}
@@ -126,6 +146,7 @@ func (t *Terminal) print(r rune) {
 		}
 		if t.autowrap {
 			l := t.cur.line(t.y)
+			l.fast = false
 			t.fixWide(l.cells, t.x, t.x+1)
 			l.cells[t.x] = t.blank
 			l.touch(t.x + 1)
@@ -138,6 +159,7 @@ func (t *Terminal) print(r rune) {
 		t.insertBlanks(w)
 	}
 	l := t.cur.line(t.y)
+	l.fast = false
 	cells := l.cells
 	l.touch(t.x + w)
 	t.fixWide(cells, t.x, t.x+w)
@@ -163,7 +185,7 @@ func (t *Terminal) combine(r rune) {
 	if x < 0 {
 		return
 	}
-	cells := t.cur.row(y)
+	cells := t.cur.rowMut(y)
 	if cells[x].flags()&cellSpacer != 0 && x > 0 {
 		x--
 	}
@@ -410,7 +432,14 @@ func (t *Terminal) eraseCells(y, from, to int, selective bool) {
 	}
 	t.fixWide(cells, from, to)
 	if !selective {
-		if t.blank != (cell(0)) {
+		if l.fast && t.blank == cell(0) {
+			for k := from; k < to && k < l.used; k++ {
+				l.text[k] = ' '
+			}
+		} else {
+			l.fast = false
+		}
+		if t.blank != cell(0) {
 			fill(cells[from:to], t.blank)
 			l.touch(to)
 		} else if to >= l.used {
@@ -423,6 +452,7 @@ func (t *Terminal) eraseCells(y, from, to int, selective bool) {
 		}
 		return
 	}
+	l.fast = false
 	for i := from; i < to; i++ {
 		if t.styles[cells[i].style()].attrs&Protected == 0 {
 			cells[i] = mkCell(0, cells[i].style(), 0)
@@ -478,7 +508,7 @@ func (t *Terminal) eraseLine(mode int, selective bool) {
 
 // insertBlanks shifts the rest of the row right by n (ICH).
 func (t *Terminal) insertBlanks(n int) {
-	cells := t.cur.row(t.y)
+	cells := t.cur.rowMut(t.y)
 	if n > t.cols-t.x {
 		n = t.cols - t.x
 	}
@@ -500,7 +530,7 @@ func (t *Terminal) insertBlanks(n int) {
 
 // deleteChars removes n cells at the cursor (DCH).
 func (t *Terminal) deleteChars(n int) {
-	cells := t.cur.row(t.y)
+	cells := t.cur.rowMut(t.y)
 	if n > t.cols-t.x {
 		n = t.cols - t.x
 	}
@@ -510,7 +540,7 @@ func (t *Terminal) deleteChars(n int) {
 	t.fixWide(cells, t.x, t.x+n)
 	copy(cells[t.x:], cells[t.x+n:])
 	fill(cells[t.cols-n:], t.blank)
-	if t.blank != (cell(0)) {
+	if t.blank != cell(0) {
 		t.cur.line(t.y).used = t.cols
 	}
 	t.cur.line(t.y).wrapped = false
@@ -519,7 +549,7 @@ func (t *Terminal) deleteChars(n int) {
 
 // shiftRow inserts (right) or deletes n blank cells at column at of row y.
 func (t *Terminal) shiftRow(y, at, n int, right bool) {
-	cells := t.cur.row(y)
+	cells := t.cur.rowMut(y)
 	if n > t.cols-at {
 		n = t.cols - at
 	}

@@ -44,8 +44,22 @@ func checkInvariants(tb testing.TB, t *Terminal) {
 			if len(l.cells) != cols {
 				tb.Fatalf("row %d has %d cells, want %d", y, len(l.cells), cols)
 			}
+			if l.fast {
+				for x, c := range l.cells[:l.used] {
+					want := byte(' ')
+					if c != 0 {
+						want = byte(c)
+						if c.flags() != 0 || c.style() != 0 || c.r() >= 0x80 {
+							tb.Fatalf("row %d: fast row has cell %d = %#x", y, x, uint64(c))
+						}
+					}
+					if l.text[x] != want {
+						tb.Fatalf("row %d: fast row text[%d] = %q, cell says %q", y, x, l.text[x], want)
+					}
+				}
+			}
 			for x, c := range l.cells {
-				if x >= l.used && c != (cell(0)) {
+				if x >= l.used && c != cell(0) {
 					tb.Fatalf("row %d: cell %d written past used=%d: %+v", y, x, l.used, c)
 				}
 				if int(c.style()) >= len(t.styles) {

@@ -206,7 +206,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 // reflowEnd is the length of a row without its trailing never-written cells.
 func reflowEnd(cells []cell) int {
 	n := len(cells)
-	for n > 0 && cells[n-1] == (cell(0)) {
+	for n > 0 && cells[n-1] == cell(0) {
 		n--
 	}
 	return n

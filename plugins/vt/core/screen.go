@@ -6,21 +6,32 @@ package core
 // used bounds the written part: every cell from used on is the zero cell
 // (never written, default style), so clearing and encoding a mostly empty
 // row skips its blank tail.
+//
+// fast says the row holds only plain ASCII in the default style, with its
+// text mirrored in text: every cell before used is the zero cell (text ' ')
+// or an ASCII character in style 0 (text that byte). Printing plain text
+// keeps the mirror up to date for one extra byte store, and pushing the row
+// into the scrollback is then a copy instead of a walk over the cells. Any
+// other change to the row clears fast.
 type line struct {
 	cells   []cell
+	text    []byte
 	used    int
+	fast    bool
 	wrapped bool
 }
 
 // clear blanks the whole row with c.
 func (l *line) clear(c cell) {
-	if c == (cell(0)) {
+	if c == cell(0) {
 		fill(l.cells[:l.used], c)
 		l.used = 0
+		l.fast = true
 		return
 	}
 	fill(l.cells, c)
 	l.used = len(l.cells)
+	l.fast = false
 }
 
 // touch records that cells before end may have been written.
@@ -31,7 +42,10 @@ func (l *line) touch(end int) {
 }
 
 // recount recomputes used from the cells.
-func (l *line) recount() { l.used = reflowEnd(l.cells) }
+func (l *line) recount() {
+	l.used = reflowEnd(l.cells)
+	l.fast = l.used == 0
+}
 
 // screen is a grid of rows kept in a ring: row i is lines[(head+i) % len],
 // so scrolling the whole screen moves head instead of copying rows.
@@ -48,8 +62,16 @@ func newScreen(cols, rows int, blank cell) *screen {
 	for i := range buf {
 		buf[i] = blank
 	}
+	text := make([]byte, cols*rows)
 	for i := range s.lines {
-		s.lines[i].cells = buf[i*cols : (i+1)*cols : (i+1)*cols]
+		l := &s.lines[i]
+		l.cells = buf[i*cols : (i+1)*cols : (i+1)*cols]
+		l.text = text[i*cols : (i+1)*cols : (i+1)*cols]
+		if blank == cell(0) {
+			l.fast = true
+		} else {
+			l.used = cols
+		}
 	}
 	return s
 }
@@ -66,8 +88,15 @@ func (s *screen) line(i int) *line {
 
 func (s *screen) row(i int) []cell { return s.line(i).cells }
 
+// rowMut returns row i for a change the fast path does not track.
+func (s *screen) rowMut(i int) []cell {
+	l := s.line(i)
+	l.fast = false
+	return l.cells
+}
+
 func fill(cs []cell, c cell) {
-	if c == (cell(0)) {
+	if c == cell(0) {
 		clear(cs)
 		return
 	}

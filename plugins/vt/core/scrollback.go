@@ -95,7 +95,16 @@ func (s *scrollback) popNewest() sbLine {
 
 func (s *scrollback) push(t *Terminal, l *line) {
 	dst := s.next()
-	dst.b, dst.text = t.encodeLine(dst.b[:0], l.cells[:l.used])
+	if l.fast {
+		text := l.text[:l.used]
+		for len(text) > 0 && text[len(text)-1] == ' ' {
+			text = text[:len(text)-1]
+		}
+		dst.b = append(dst.b[:0], text...)
+		dst.text = uint32(len(text))
+	} else {
+		dst.b, dst.text = t.encodeLine(dst.b[:0], l.cells[:l.used])
+	}
 	dst.wrapped = l.wrapped
 }
 
@@ -119,7 +128,7 @@ func (t *Terminal) contentEnd(cells []cell) int {
 	n := len(cells)
 	for n > 0 {
 		c := cells[n-1]
-		if c == (cell(0)) || c == (mkCell(' ', 0, 0)) || t.blankCell(c) && t.plainStyle(c.style()) {
+		if c == cell(0) || c == (mkCell(' ', 0, 0)) || t.blankCell(c) && t.plainStyle(c.style()) {
 			n--
 			continue
 		}
