@@ -47,23 +47,26 @@ func (l *line) recount() {
 	l.fast = l.used == 0
 }
 
-// screen is a grid of rows kept in a ring: row i is lines[(head+i) % len],
-// so scrolling the whole screen moves head instead of copying rows.
+// screen is a grid of rows. Row i is lines[ring[(head+i) % len]]: scrolling
+// the whole screen moves head, and scrolling a region permutes the small
+// ring of row numbers, never the rows themselves.
 type screen struct {
 	lines []line
+	ring  []int32
 	head  int
 	cols  int
-	tmp   []line // scratch for rotate
+	tmp   []int32 // scratch for rotate
 }
 
 func newScreen(cols, rows int, blank cell) *screen {
-	s := &screen{lines: make([]line, rows), cols: cols}
+	s := &screen{lines: make([]line, rows), ring: make([]int32, rows), cols: cols}
 	buf := make([]cell, cols*rows)
 	for i := range buf {
 		buf[i] = blank
 	}
 	text := make([]byte, cols*rows)
 	for i := range s.lines {
+		s.ring[i] = int32(i)
 		l := &s.lines[i]
 		l.cells = buf[i*cols : (i+1)*cols : (i+1)*cols]
 		l.text = text[i*cols : (i+1)*cols : (i+1)*cols]
@@ -80,10 +83,10 @@ func (s *screen) rows() int { return len(s.lines) }
 
 func (s *screen) line(i int) *line {
 	j := s.head + i
-	if j >= len(s.lines) {
-		j -= len(s.lines)
+	if j >= len(s.ring) {
+		j -= len(s.ring)
 	}
-	return &s.lines[j]
+	return &s.lines[s.ring[j]]
 }
 
 func (s *screen) row(i int) []cell { return s.line(i).cells }
@@ -110,8 +113,8 @@ func fill(cs []cell, c cell) {
 func (s *screen) rotateUp(top, bot, n int) {
 	if top == 0 && bot == len(s.lines)-1 {
 		s.head += n
-		if s.head >= len(s.lines) {
-			s.head -= len(s.lines)
+		if s.head >= len(s.ring) {
+			s.head -= len(s.ring)
 		}
 		return
 	}
@@ -124,7 +127,7 @@ func (s *screen) rotateDown(top, bot, n int) {
 	if top == 0 && bot == len(s.lines)-1 {
 		s.head -= n
 		if s.head < 0 {
-			s.head += len(s.lines)
+			s.head += len(s.ring)
 		}
 		return
 	}
@@ -139,25 +142,32 @@ func (s *screen) rotate(top, bot, n int) {
 		return
 	}
 	a := s.head + top
-	if a >= len(s.lines) {
-		a -= len(s.lines)
+	if a >= len(s.ring) {
+		a -= len(s.ring)
 	}
-	if a+h <= len(s.lines) {
-		// The region is contiguous in the ring: two memmoves.
-		seg := s.lines[a : a+h]
+	if a+h <= len(s.ring) {
+		// The region is contiguous in the ring: two small memmoves.
+		seg := s.ring[a : a+h]
 		s.tmp = append(s.tmp[:0], seg[:n]...)
 		copy(seg, seg[n:])
 		copy(seg[h-n:], s.tmp)
 		return
 	}
+	idx := func(i int) *int32 {
+		j := s.head + i
+		if j >= len(s.ring) {
+			j -= len(s.ring)
+		}
+		return &s.ring[j]
+	}
 	s.tmp = s.tmp[:0]
 	for i := 0; i < n; i++ {
-		s.tmp = append(s.tmp, *s.line(top + i))
+		s.tmp = append(s.tmp, *idx(top + i))
 	}
 	for i := top; i+n <= bot; i++ {
-		*s.line(i) = *s.line(i + n)
+		*idx(i) = *idx(i + n)
 	}
 	for i := range s.tmp {
-		*s.line(bot - n + 1 + i) = s.tmp[i]
+		*idx(bot - n + 1 + i) = s.tmp[i]
 	}
 }
