@@ -40,37 +40,36 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 			l.cells[x-1] = mkCell(0, l.cells[x-1].style(), 0)
 		}
 		st := mkCell(0, t.penIdx, 0)
-		n := 0
+		dst = dst[:len(src)] // lets the compiler drop bounds checks below
+		n := len(src)
 		if l.fast && t.penIdx == 0 {
 			// Keep the text mirror: blanks up to x, then the bytes.
-			text := l.text[:x+len(src)]
 			for k := l.used; k < x; k++ {
-				text[k] = ' '
+				l.text[k] = ' '
 			}
-			text = text[x:]
-			for n < len(src) {
-				c := src[n]
+			text := l.text[x:]
+			text = text[:len(src)]
+			for k, c := range src {
 				if c-0x20 >= 0x5f {
+					n = k
 					break
 				}
-				dst[n] = cell(c)
-				text[n] = c
-				n++
+				dst[k] = cell(c)
+				text[k] = c
 			}
 		} else {
 			l.fast = false
-			for n < len(src) {
-				c := src[n]
+			for k, c := range src {
 				if c-0x20 >= 0x5f {
+					n = k
 					break
 				}
-				dst[n] = st | cell(c)
-				n++
+				dst[k] = st | cell(c)
 			}
 		}
 		// The right half of a wide character we overwrote the left of.
-		if n < len(dst) && dst[n].flags()&cellSpacer != 0 {
-			dst[n] = mkCell(0, dst[n].style(), 0)
+		if e := x + n; e < len(l.cells) && l.cells[e].flags()&cellSpacer != 0 {
+			l.cells[e] = mkCell(0, l.cells[e].style(), 0)
 		}
 		l.touch(x + n)
 		t.lastChar = rune(src[n-1])

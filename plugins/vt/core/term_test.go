@@ -363,3 +363,18 @@ func TestMarshalRoundTrip(t *testing.T) {
 		t.Fatal("garbage accepted")
 	}
 }
+
+func TestOverwriteWideHalves(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"漢字\x1b[2Gab", " ab "},   // starts on a right half, ends on a left half
+		{"漢字\x1b[1Ga", "a 字"},     // ends on a left half: its right half goes
+		{"漢字\x1b[2Ga", " a字"},     // starts on a right half
+		{"ab漢\x1b[1Gxyz", "xyz "}, // ASCII run ending on a right half
+	} {
+		term := feed(10, 2, tc.in)
+		if got := string(term.AppendRowText(nil, 0)); got != strings.TrimRight(tc.want, " ") {
+			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
+		}
+		checkInvariants(t, term)
+	}
+}
