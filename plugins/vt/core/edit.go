@@ -1,0 +1,602 @@
+package core
+
+// decGraphics maps 0x5F..0x7E to the DEC special graphics (line drawing) set.
+var decGraphics = [32]rune{
+	' ', '◆', '▒', '␉', '␌', '␍', '␊', '°', '±', '␤', '␋', '┘', '┐', '┌', '└', '┼',
+	'⎺', '⎻', '─', '⎼', '⎽', '├', '┤', '┴', '┬', '│', '≤', '≥', 'π', '≠', '£', '·',
+}
+
+// charset returns the designation used for the next printed character.
+func (t *Terminal) charset() byte {
+	if t.ss != 0 {
+		return t.charsets[t.ss]
+	}
+	return t.charsets[t.gl&3]
+}
+
+// printASCII prints the run of printable ASCII starting at b[i] and returns
+// the index after it: the fast path for plain text, one pass that checks
+// each byte and stores its cell.
+func (t *Terminal) printASCII(b []byte, i int) int {
+	if t.insert || t.charset() != 'B' {
+		for i < len(b) && b[i]-0x20 < 0x5f {
+			t.print(rune(b[i]))
+			i++
+		}
+		return i
+	}
+	for i < len(b) && b[i]-0x20 < 0x5f {
+		if t.wrapNext {
+			t.wrapLine()
+		}
+		l := t.cur.line(t.y)
+		x := t.x
+		dst := l.cells[x:]
+		src := b[i:]
+		if len(src) > len(dst) {
+			src = src[:len(dst)]
+		}
+		if x > 0 && dst[0].flags()&cellSpacer != 0 {
+			l.cells[x-1] = mkCell(0, l.cells[x-1].style(), 0)
+		}
+		st := mkCell(0, t.penIdx, 0)
+		dst = dst[:len(src)] // lets the compiler drop bounds checks below
+		n := len(src)
+		if l.fast && t.penIdx == 0 {
+			// Keep the text mirror: blanks up to x, then the bytes.
+			for k := l.used; k < x; k++ {
+				l.text[k] = ' '
+			}
+			text := l.text[x:]
+			text = text[:len(src)]
+			for k, c := range src {
+				if c-0x20 >= 0x5f {
+					n = k
+					break
+				}
+				dst[k] = cell(c)
+				text[k] = c
+			}
+		} else {
+			l.fast = false
+			for k, c := range src {
+				if c-0x20 >= 0x5f {
+					n = k
+					break
+				}
+				dst[k] = st | cell(c)
+			}
+		}
+		// The right half of a wide character we overwrote the left of.
+		if e := x + n; e < len(l.cells) && l.cells[e].flags()&cellSpacer != 0 {
+			l.cells[e] = mkCell(0, l.cells[e].style(), 0)
+		}
+		l.touch(x + n)
+		t.lastChar = rune(src[n-1])
+		i += n
+		x += n
+		if x < t.cols {
+			t.x = x
+			return i
+		}
+		t.x = t.cols - 1
+		if !t.autowrap {
+			// Without autowrap the rest overwrites the last column.
+			for i < len(b) && b[i]-0x20 < 0x5f {
+				l.cells[t.cols-1] = st | cell(b[i])
+				l.text[t.cols-1] = b[i]
+				t.lastChar = rune(b[i])
+				i++
+			}
+			return i
+		}
+		t.wrapNext = true
+	}
+	return i
+}
+
+// fixWide blanks the halves of wide characters that writing columns
+// [from, to) would split.
+func (t *Terminal) fixWide(cells []cell, from, to int) {
+	if from > 0 && from < len(cells) && cells[from].flags()&cellSpacer != 0 {
+		cells[from-1] = mkCell(0, cells[from-1].style(), 0)
+	}
+	if to > 0 && to < len(cells) && cells[to-1].flags()&cellWide != 0 {
+		cells[to] = mkCell(0, cells[to].style(), 0)
+	}
+}
+
+// wrapLine moves to the start of the next line, marking the current one as
+// soft-wrapped.
+func (t *Terminal) wrapLine() {
+	t.cur.line(t.y).wrapped = true
+	t.wrapNext = false
+	t.x = 0
+	t.index()
+}
+
+// print prints one character.
+func (t *Terminal) print(r rune) {
+	if r < 0x80 {
+		switch t.charset() {
+		case '0':
+			if r >= 0x5F && r <= 0x7E {
+				r = decGraphics[r-0x5F]
+			}
+		case 'A':
+			if r == '#' {
+				r = '£'
+			}
+		}
+	}
+	t.ss = 0
+	w := runeWidth(r)
+	if w == 0 {
+		t.combine(r)
+		return
+	}
+	t.lastChar = r
+	if t.wrapNext {
+		t.wrapLine()
+	}
+	if w == 2 && t.x == t.cols-1 {
+		if t.cols < 2 {
+			return
+		}
+		if t.autowrap {
+			l := t.cur.line(t.y)
+			l.fast = false
+			t.fixWide(l.cells, t.x, t.x+1)
+			l.cells[t.x] = t.blank
+			l.touch(t.x + 1)
+			t.wrapLine()
+		} else {
+			t.x--
+		}
+	}
+	if t.insert {
+		t.insertBlanks(w)
+	}
+	l := t.cur.line(t.y)
+	l.fast = false
+	cells := l.cells
+	l.touch(t.x + w)
+	t.fixWide(cells, t.x, t.x+w)
+	if w == 2 {
+		cells[t.x] = mkCell(uint32(r), t.penIdx, cellWide)
+		cells[t.x+1] = mkCell(0, t.penIdx, cellSpacer)
+	} else {
+		cells[t.x] = mkCell(uint32(r), t.penIdx, 0)
+	}
+	t.x += w
+	if t.x >= t.cols {
+		t.x = t.cols - 1
+		t.wrapNext = t.autowrap
+	}
+}
+
+// combine attaches a zero-width character to the previous cell.
+func (t *Terminal) combine(r rune) {
+	x, y := t.x-1, t.y
+	if t.wrapNext {
+		x = t.x
+	}
+	if x < 0 {
+		return
+	}
+	cells := t.cur.rowMut(y)
+	if cells[x].flags()&cellSpacer != 0 && x > 0 {
+		x--
+	}
+	c := &cells[x]
+	if c.r() == 0 && c.flags()&cellGrapheme == 0 {
+		return
+	}
+	var buf [maxMarksBytes + 8]byte
+	s := t.cellText(buf[:0], *c)
+	if len(s)+4 > maxMarksBytes+4 {
+		return
+	}
+	s = appendRune(s, r)
+	idx, ok := t.graphemeIndex(s)
+	if !ok {
+		return
+	}
+	*c = mkCell(idx, c.style(), c.flags()|cellGrapheme)
+}
+
+func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
+	if i, ok := t.graphIdx[string(s)]; ok {
+		return i, true
+	}
+	if len(t.graphemes) >= maxGraphemes {
+		if t.noCompact {
+			return 0, false
+		}
+		t.compact()
+		if len(t.graphemes) >= maxGraphemes {
+			return 0, false
+		}
+	}
+	i := uint32(len(t.graphemes))
+	str := string(s)
+	t.graphemes = append(t.graphemes, str)
+	t.graphIdx[str] = i
+	return i, true
+}
+
+// cellText appends the UTF-8 text of c (a space if blank).
+func (t *Terminal) cellText(dst []byte, c cell) []byte {
+	if c.flags()&cellGrapheme != 0 {
+		if int(c.r()) < len(t.graphemes) {
+			return append(dst, t.graphemes[c.r()]...)
+		}
+		return append(dst, ' ')
+	}
+	if c.r() == 0 {
+		return append(dst, ' ')
+	}
+	return appendRune(dst, rune(c.r()))
+}
+
+func appendRune(dst []byte, r rune) []byte {
+	switch {
+	case r < 0x80:
+		return append(dst, byte(r))
+	case r < 0x800:
+		return append(dst, 0xC0|byte(r>>6), 0x80|byte(r)&0x3F)
+	case r < 0x10000:
+		return append(dst, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+	}
+	return append(dst, 0xF0|byte(r>>18), 0x80|byte(r>>12)&0x3F, 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+}
+
+// execute runs a C0 control.
+func (t *Terminal) execute(c byte) {
+	t.lastChar = 0
+	switch c {
+	case 0x07: // BEL
+	case 0x08: // BS
+		if t.wrapNext {
+			t.wrapNext = false
+		}
+		if t.x > 0 {
+			t.x--
+		} else if t.reverseWrap && t.autowrap && t.y > 0 && t.cur.line(t.y-1).wrapped {
+			t.y--
+			t.x = t.cols - 1
+		}
+	case 0x09: // HT
+		t.tabForward(1)
+	case 0x0A, 0x0B, 0x0C: // LF, VT, FF
+		t.index()
+		if t.lnm {
+			t.x = 0
+		}
+	case 0x0D: // CR
+		t.x = 0
+		t.wrapNext = false
+	case 0x0E: // SO
+		t.gl = 1
+	case 0x0F: // SI
+		t.gl = 0
+	}
+}
+
+func (t *Terminal) tabForward(n int) {
+	x := t.x
+	for ; n > 0 && x < t.cols-1; n-- {
+		x++
+		for x < t.cols-1 && !t.tabs[x] {
+			x++
+		}
+	}
+	// At the last column a pending wrap stays pending (xterm).
+	if x != t.x {
+		t.wrapNext = false
+	}
+	t.x = x
+}
+
+func (t *Terminal) tabBackward(n int) {
+	x := t.x
+	for ; n > 0 && x > 0; n-- {
+		x--
+		for x > 0 && !t.tabs[x] {
+			x--
+		}
+	}
+	t.x = x // a pending wrap stays pending (xterm)
+}
+
+// index moves down one line, scrolling the region at its bottom (IND, LF).
+func (t *Terminal) index() {
+	t.wrapNext = false
+	if t.y == t.bot {
+		t.scrollUp(1)
+	} else if t.y < t.rows-1 {
+		t.y++
+	}
+}
+
+// reverseIndex moves up one line, scrolling the region at its top (RI).
+func (t *Terminal) reverseIndex() {
+	t.wrapNext = false
+	if t.y == t.top {
+		t.scrollDown(1)
+	} else if t.y > 0 {
+		t.y--
+	}
+}
+
+// scrollUp scrolls the region up n lines. Lines leaving the top of the main
+// screen's full-width region starting at row 0 go to the scrollback.
+func (t *Terminal) scrollUp(n int) {
+	h := t.bot - t.top + 1
+	if n > h {
+		n = h
+	}
+	if n <= 0 {
+		return
+	}
+	s := t.cur
+	if s == t.main && t.top == 0 && t.sb.max > 0 {
+		for i := 0; i < n; i++ {
+			t.sb.push(t, s.line(i))
+		}
+	}
+	s.rotateUp(t.top, t.bot, n)
+	for i := t.bot - n + 1; i <= t.bot; i++ {
+		l := s.line(i)
+		l.clear(t.blank)
+		l.wrapped = false
+	}
+	if t.top > 0 {
+		s.line(t.top - 1).wrapped = false
+	}
+}
+
+// scrollDown scrolls the region down n lines.
+func (t *Terminal) scrollDown(n int) {
+	h := t.bot - t.top + 1
+	if n > h {
+		n = h
+	}
+	if n <= 0 {
+		return
+	}
+	s := t.cur
+	s.rotateDown(t.top, t.bot, n)
+	for i := t.top; i < t.top+n; i++ {
+		l := s.line(i)
+		l.clear(t.blank)
+		l.wrapped = false
+	}
+	s.line(t.bot).wrapped = false
+	if t.top > 0 {
+		s.line(t.top - 1).wrapped = false
+	}
+}
+
+// moveTo puts the cursor at row y, column x (0-based, absolute), clamped;
+// with origin mode, y is clamped to the scroll region.
+func (t *Terminal) moveTo(x, y int) {
+	minY, maxY := 0, t.rows-1
+	if t.origin {
+		minY, maxY = t.top, t.bot
+	}
+	t.x = clamp(x, 0, t.cols-1)
+	t.y = clamp(y, minY, maxY)
+	t.wrapNext = false
+}
+
+func clamp(v, lo, hi int) int {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}
+
+// cursorUp moves up n rows, stopping at the top margin if below it.
+func (t *Terminal) cursorUp(n int) {
+	lim := 0
+	if t.y >= t.top {
+		lim = t.top
+	}
+	t.y = clamp(t.y-n, lim, t.rows-1)
+	t.wrapNext = false
+}
+
+func (t *Terminal) cursorDown(n int) {
+	lim := t.rows - 1
+	if t.y <= t.bot {
+		lim = t.bot
+	}
+	t.y = clamp(t.y+n, 0, lim)
+	t.wrapNext = false
+}
+
+// eraseCells blanks columns [from, to) of row y; with selective set, cells
+// written under DECSCA protection are kept.
+func (t *Terminal) eraseCells(y, from, to int, selective bool) {
+	l := t.cur.line(y)
+	cells := l.cells
+	from = clamp(from, 0, t.cols)
+	to = clamp(to, 0, t.cols)
+	if from >= to {
+		return
+	}
+	t.fixWide(cells, from, to)
+	if !selective {
+		if l.fast && t.blank == cell(0) {
+			for k := from; k < to && k < l.used; k++ {
+				l.text[k] = ' '
+			}
+		} else {
+			l.fast = false
+		}
+		if t.blank != cell(0) {
+			fill(cells[from:to], t.blank)
+			l.touch(to)
+		} else if to >= l.used {
+			if from < l.used {
+				fill(cells[from:l.used], t.blank)
+				l.used = from
+			}
+		} else {
+			fill(cells[from:to], t.blank)
+		}
+		return
+	}
+	l.fast = false
+	for i := from; i < to; i++ {
+		if t.styles[cells[i].style()].attrs&Protected == 0 {
+			cells[i] = mkCell(0, cells[i].style(), 0)
+		}
+	}
+}
+
+// eraseDisplay implements ED/DECSED.
+func (t *Terminal) eraseDisplay(mode int, selective bool) {
+	switch mode {
+	case 0:
+		t.eraseCells(t.y, t.x, t.cols, selective)
+		t.cur.line(t.y).wrapped = false
+		for y := t.y + 1; y < t.rows; y++ {
+			t.eraseCells(y, 0, t.cols, selective)
+			t.cur.line(y).wrapped = false
+		}
+	case 1:
+		for y := 0; y < t.y; y++ {
+			t.eraseCells(y, 0, t.cols, selective)
+			t.cur.line(y).wrapped = false
+		}
+		t.eraseCells(t.y, 0, t.x+1, selective)
+	case 2:
+		for y := 0; y < t.rows; y++ {
+			t.eraseCells(y, 0, t.cols, selective)
+			t.cur.line(y).wrapped = false
+		}
+	case 3:
+		t.sb.clear()
+	default:
+		return
+	}
+	t.wrapNext = false
+}
+
+// eraseLine implements EL/DECSEL.
+func (t *Terminal) eraseLine(mode int, selective bool) {
+	switch mode {
+	case 0:
+		t.eraseCells(t.y, t.x, t.cols, selective)
+		t.cur.line(t.y).wrapped = false
+	case 1:
+		t.eraseCells(t.y, 0, t.x+1, selective)
+	case 2:
+		t.eraseCells(t.y, 0, t.cols, selective)
+		t.cur.line(t.y).wrapped = false
+	default:
+		return
+	}
+	t.wrapNext = false
+}
+
+// insertBlanks shifts the rest of the row right by n (ICH).
+func (t *Terminal) insertBlanks(n int) {
+	cells := t.cur.rowMut(t.y)
+	if n > t.cols-t.x {
+		n = t.cols - t.x
+	}
+	if n <= 0 {
+		return
+	}
+	t.fixWide(cells, t.x, t.x)
+	l := t.cur.line(t.y)
+	l.used = min(t.cols, max(l.used, t.x)+n)
+	copy(cells[t.x+n:], cells[t.x:])
+	fill(cells[t.x:t.x+n], t.blank)
+	// A wide character pushed half off the edge is blanked.
+	if cells[t.cols-1].flags()&cellWide != 0 {
+		cells[t.cols-1] = t.blank
+	}
+	t.cur.line(t.y).wrapped = false
+	t.wrapNext = false
+}
+
+// deleteChars removes n cells at the cursor (DCH).
+func (t *Terminal) deleteChars(n int) {
+	cells := t.cur.rowMut(t.y)
+	if n > t.cols-t.x {
+		n = t.cols - t.x
+	}
+	if n <= 0 {
+		return
+	}
+	t.fixWide(cells, t.x, t.x+n)
+	copy(cells[t.x:], cells[t.x+n:])
+	fill(cells[t.cols-n:], t.blank)
+	if t.blank != cell(0) {
+		t.cur.line(t.y).used = t.cols
+	}
+	t.cur.line(t.y).wrapped = false
+	t.wrapNext = false
+}
+
+// shiftRow inserts (right) or deletes n blank cells at column at of row y.
+func (t *Terminal) shiftRow(y, at, n int, right bool) {
+	cells := t.cur.rowMut(y)
+	if n > t.cols-at {
+		n = t.cols - at
+	}
+	if n <= 0 {
+		return
+	}
+	t.cur.line(y).used = t.cols
+	if right {
+		t.fixWide(cells, at, at)
+		copy(cells[at+n:], cells[at:])
+		fill(cells[at:at+n], t.blank)
+		if cells[t.cols-1].flags()&cellWide != 0 {
+			cells[t.cols-1] = t.blank
+		}
+	} else {
+		t.fixWide(cells, at, at+n)
+		copy(cells[at:], cells[at+n:])
+		fill(cells[t.cols-n:], t.blank)
+	}
+	t.cur.line(y).wrapped = false
+}
+
+// insertLines inserts n blank lines at the cursor row inside the region (IL).
+func (t *Terminal) insertLines(n int) {
+	if t.y < t.top || t.y > t.bot {
+		return
+	}
+	top := t.top
+	t.top = t.y
+	t.scrollDown(n)
+	t.top = top
+	t.x = 0
+	t.wrapNext = false
+}
+
+// deleteLines deletes n lines at the cursor row inside the region (DL).
+func (t *Terminal) deleteLines(n int) {
+	if t.y < t.top || t.y > t.bot {
+		return
+	}
+	top := t.top
+	t.top = t.y
+	// Lines deleted are never scrollback, even at row 0.
+	sbMax := t.sb.max
+	t.sb.max = 0
+	t.scrollUp(n)
+	t.sb.max = sbMax
+	t.top = top
+	t.x = 0
+	t.wrapNext = false
+}

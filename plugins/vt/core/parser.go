@@ -1,0 +1,428 @@
+package core
+
+// Parser states, after Paul Williams' DEC ANSI parser
+// (https://vt100.net/emu/dec_ansi_parser). The values are part of the
+// MarshalBinary format.
+const (
+	psGround uint8 = iota
+	psEscape
+	psEscInter
+	psCSIEntry
+	psCSIParam
+	psCSIInter
+	psCSIIgnore
+	psDCSEntry
+	psDCSParam
+	psDCSInter
+	psDCSPass
+	psDCSIgnore
+	psOSC
+	psString // SOS, PM, APC: consumed and ignored
+	psLast   = psString
+)
+
+// Limits on control sequences. Parameters past them are ignored, never
+// buffered.
+const (
+	maxParams    = 32 // top-level parameters of a CSI or DCS
+	maxSubParams = 16 // colon-separated subparameters of one parameter
+	maxFlat      = 64 // parameters and subparameters together
+	maxParamVal  = 65535
+	maxOSC       = 4096 // an OSC or DCS payload longer than this is dropped
+	maxReplies   = 1 << 16
+)
+
+// parser is the byte-level state of the escape sequence machine.
+type parser struct {
+	st      uint8
+	priv    byte // private marker of a CSI/DCS: one of < = > ?, or 0
+	ninter  uint8
+	inter   [2]byte
+	interOv bool // more intermediates than fit: the sequence is ignored
+
+	np     uint8 // flat parameters in use
+	ntop   uint8 // top-level parameters in use
+	nsub   uint8 // subparameters of the current top-level parameter
+	pDrop  bool  // the current parameter is past a limit: digits are dropped
+	params [maxFlat]uint16
+	sub    uint64           // bit i: params[i] followed a ':'
+	top    [maxParams]uint8 // flat index of each top-level parameter
+
+	str    []byte // OSC or DCS payload, at most maxOSC bytes
+	strOv  bool   // payload exceeded maxOSC: dropped at dispatch
+	dcsCmd [4]byte
+	strBEL bool // the OSC ended with BEL (answers end the same way)
+
+	// UTF-8 decoder state in the ground state.
+	ucp   rune
+	uneed uint8 // continuation bytes still expected
+	ulen  uint8 // total length of the sequence being decoded
+}
+
+func (p *parser) clearParams() {
+	p.priv, p.ninter, p.interOv = 0, 0, false
+	p.np, p.ntop, p.nsub, p.pDrop, p.sub = 0, 0, 0, false, 0
+}
+
+// newParam starts a parameter after ';' (sub false) or ':' (sub true).
+func (p *parser) newParam(sub bool) {
+	if p.np == 0 {
+		p.params[0] = 0
+		p.top[0] = 0
+		p.np, p.ntop = 1, 1
+	}
+	switch {
+	case p.np >= maxFlat,
+		!sub && p.ntop >= maxParams,
+		sub && (p.nsub >= maxSubParams || p.pDrop):
+		p.pDrop = true
+		return
+	}
+	p.pDrop = false
+	i := p.np
+	p.params[i] = 0
+	p.np++
+	if sub {
+		p.sub |= 1 << i
+		p.nsub++
+	} else {
+		p.top[p.ntop] = i
+		p.ntop++
+		p.nsub = 0
+	}
+}
+
+func (p *parser) digit(b byte) {
+	if p.np == 0 {
+		p.params[0] = 0
+		p.top[0] = 0
+		p.np, p.ntop = 1, 1
+	}
+	if p.pDrop {
+		return
+	}
+	v := uint32(p.params[p.np-1])*10 + uint32(b-'0')
+	if v > maxParamVal {
+		v = maxParamVal
+	}
+	p.params[p.np-1] = uint16(v)
+}
+
+func (p *parser) collect(b byte) {
+	if int(p.ninter) >= len(p.inter) {
+		p.interOv = true
+		return
+	}
+	p.inter[p.ninter] = b
+	p.ninter++
+}
+
+// arg returns top-level parameter i, or def if it is absent or zero.
+func (p *parser) arg(i int, def int) int {
+	if i >= int(p.ntop) {
+		return def
+	}
+	v := int(p.params[p.top[i]])
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// raw returns top-level parameter i as given (0 if absent).
+func (p *parser) raw(i int) int {
+	if i >= int(p.ntop) {
+		return 0
+	}
+	return int(p.params[p.top[i]])
+}
+
+func (p *parser) strPut(b byte) {
+	if len(p.str) >= maxOSC {
+		p.strOv = true
+		return
+	}
+	p.str = append(p.str, b)
+}
+
+// Write feeds bytes from the peer. It never panics and does not allocate in
+// steady state. Any split of a stream into Writes gives the same result.
+func (t *Terminal) Write(b []byte) {
+	p := &t.p
+	for i := 0; i < len(b); {
+		c := b[i]
+		if p.st == psGround {
+			if p.uneed == 0 {
+				if c-0x20 < 0x5f {
+					i = t.printASCII(b, i)
+					continue
+				}
+				switch c {
+				case '\r':
+					t.x, t.wrapNext, t.lastChar = 0, false, 0
+					i++
+					continue
+				case '\n':
+					t.lastChar = 0
+					t.index()
+					if t.lnm {
+						t.x = 0
+					}
+					i++
+					continue
+				}
+				if c < 0x80 {
+					t.ground(c)
+					i++
+					continue
+				}
+			}
+			t.utf8Byte(c)
+			i++
+			continue
+		}
+		t.advance(c)
+		i++
+	}
+}
+
+// utf8Byte decodes one byte of UTF-8 text in the ground state. Invalid
+// sequences print U+FFFD.
+func (t *Terminal) utf8Byte(c byte) {
+	p := &t.p
+	if p.uneed > 0 {
+		if c&0xC0 == 0x80 {
+			p.ucp = p.ucp<<6 | rune(c&0x3F)
+			p.uneed--
+			if p.uneed == 0 {
+				r := p.ucp
+				var min rune
+				switch p.ulen {
+				case 2:
+					min = 0x80
+				case 3:
+					min = 0x800
+				default:
+					min = 0x10000
+				}
+				if r < min || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF) {
+					r = 0xFFFD
+				}
+				t.print(r)
+			}
+			return
+		}
+		// Truncated sequence: replace it, then handle c afresh.
+		p.uneed = 0
+		t.print(0xFFFD)
+		if c < 0x80 {
+			if c >= 0x20 && c < 0x7f {
+				t.print(rune(c))
+			} else {
+				t.ground(c)
+			}
+			return
+		}
+	}
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		p.ucp, p.uneed, p.ulen = rune(c&0x1F), 1, 2
+	case c >= 0xE0 && c <= 0xEF:
+		p.ucp, p.uneed, p.ulen = rune(c&0x0F), 2, 3
+	case c >= 0xF0 && c <= 0xF4:
+		p.ucp, p.uneed, p.ulen = rune(c&0x07), 3, 4
+	default:
+		t.print(0xFFFD)
+	}
+}
+
+// ground handles a C0 control or DEL in the ground state.
+func (t *Terminal) ground(c byte) {
+	switch c {
+	case 0x1B:
+		t.p.clearParams()
+		t.p.st = psEscape
+	case 0x7F:
+	default:
+		t.execute(c)
+	}
+}
+
+// advance runs the state machine for one byte outside the ground state.
+func (t *Terminal) advance(c byte) {
+	p := &t.p
+	// Transitions from anywhere.
+	switch c {
+	case 0x18, 0x1A: // CAN, SUB abort the sequence
+		t.strAbort()
+		p.st = psGround
+		return
+	case 0x1B:
+		t.strEnd()
+		p.clearParams()
+		p.st = psEscape
+		return
+	}
+	switch p.st {
+	case psOSC:
+		switch {
+		case c == 0x07:
+			p.strBEL = true
+			t.strEnd()
+			p.st = psGround
+		case c < 0x20:
+		default:
+			p.strPut(c)
+		}
+		return
+	case psDCSPass:
+		if c != 0x7F {
+			p.strPut(c)
+		}
+		return
+	case psDCSIgnore, psString:
+		return
+	}
+	if c < 0x20 {
+		if p.st >= psDCSEntry { // DCS entry/param/intermediate ignore C0
+			return
+		}
+		t.execute(c)
+		return
+	}
+	if c == 0x7F || c >= 0x80 {
+		return
+	}
+	switch p.st {
+	case psEscape:
+		switch {
+		case c < 0x30:
+			p.collect(c)
+			p.st = psEscInter
+		case c == '[':
+			p.st = psCSIEntry
+		case c == ']':
+			p.str = p.str[:0]
+			p.strOv, p.strBEL = false, false
+			p.st = psOSC
+		case c == 'P':
+			p.st = psDCSEntry
+		case c == 'X', c == '^', c == '_':
+			p.st = psString
+		default:
+			p.st = psGround
+			t.escDispatch(c)
+		}
+	case psEscInter:
+		if c < 0x30 {
+			p.collect(c)
+			return
+		}
+		p.st = psGround
+		t.escDispatch(c)
+	case psCSIEntry, psCSIParam, psDCSEntry, psDCSParam:
+		dcs := p.st >= psDCSEntry
+		switch {
+		case c >= '0' && c <= '9':
+			p.digit(c)
+		case c == ';':
+			p.newParam(false)
+		case c == ':':
+			p.newParam(true)
+		case c >= 0x3C && c <= 0x3F:
+			if p.st == psCSIEntry || p.st == psDCSEntry {
+				p.priv = c
+			} else if dcs {
+				p.st = psDCSIgnore
+				return
+			} else {
+				p.st = psCSIIgnore
+				return
+			}
+		case c < 0x30:
+			p.collect(c)
+			if dcs {
+				p.st = psDCSInter
+			} else {
+				p.st = psCSIInter
+			}
+			return
+		default:
+			if dcs {
+				t.dcsHook(c)
+			} else {
+				p.st = psGround
+				t.csiDispatch(c)
+			}
+			return
+		}
+		if dcs {
+			p.st = psDCSParam
+		} else {
+			p.st = psCSIParam
+		}
+	case psCSIInter, psDCSInter:
+		dcs := p.st == psDCSInter
+		switch {
+		case c < 0x30:
+			p.collect(c)
+		case c < 0x40:
+			if dcs {
+				p.st = psDCSIgnore
+			} else {
+				p.st = psCSIIgnore
+			}
+		default:
+			if dcs {
+				t.dcsHook(c)
+			} else {
+				p.st = psGround
+				t.csiDispatch(c)
+			}
+		}
+	case psCSIIgnore:
+		if c >= 0x40 {
+			p.st = psGround
+		}
+	}
+}
+
+func (t *Terminal) dcsHook(final byte) {
+	p := &t.p
+	p.str = p.str[:0]
+	p.strOv = false
+	p.dcsCmd = [4]byte{p.priv, 0, 0, final}
+	if p.ninter > 0 {
+		p.dcsCmd[1] = p.inter[0]
+	}
+	if p.ninter > 1 {
+		p.dcsCmd[2] = p.inter[1]
+	}
+	if p.interOv {
+		p.st = psDCSIgnore
+		return
+	}
+	p.st = psDCSPass
+}
+
+// strEnd finishes an OSC or DCS string that ESC (as in ST) or BEL ended.
+func (t *Terminal) strEnd() {
+	p := &t.p
+	switch p.st {
+	case psOSC:
+		if !p.strOv {
+			t.oscDispatch(p.str)
+		}
+	case psDCSPass:
+		if !p.strOv {
+			t.dcsDispatch(p.dcsCmd, p.str)
+		}
+	}
+	p.str = p.str[:0]
+	p.strBEL = false
+}
+
+func (t *Terminal) strAbort() {
+	t.p.str = t.p.str[:0]
+	t.p.strBEL = false
+}

@@ -1,0 +1,268 @@
+package core
+
+// Resize changes the screen size, clamped to 1..1000 in each direction.
+// Soft-wrapped lines on the main screen (scrollback included) are re-wrapped
+// to the new width; the alternate screen is cropped or padded.
+func (t *Terminal) Resize(cols, rows int) {
+	cols = clamp(cols, 1, maxDim)
+	rows = clamp(rows, 1, maxDim)
+	if cols == t.cols && rows == t.rows {
+		return
+	}
+	onAlt := t.cur == t.alt
+	// The main screen's cursor: the live one, or the one 1049 will restore.
+	mx, my := t.x, t.y
+	if onAlt {
+		mx, my = t.saved[0].x, t.saved[0].y
+	}
+	mwrap := t.wrapNext && !onAlt
+	nmx, nmy, npend := t.reflowMain(cols, rows, clamp(mx, 0, t.cols-1), clamp(my, 0, t.rows-1), mwrap)
+	t.alt = t.cropScreen(t.alt, cols, rows)
+
+	oldCols := t.cols
+	t.cols, t.rows = cols, rows
+	if onAlt {
+		t.cur = t.alt
+		t.saved[0].x, t.saved[0].y = nmx, nmy
+		t.x = clamp(t.x, 0, cols-1)
+		t.y = clamp(t.y, 0, rows-1)
+	} else {
+		t.cur = t.main
+		t.x, t.y = nmx, nmy
+	}
+	if !onAlt && t.saved[1].valid {
+		t.saved[1].x = clamp(t.saved[1].x, 0, cols-1)
+		t.saved[1].y = clamp(t.saved[1].y, 0, rows-1)
+	}
+	if onAlt {
+		t.wrapNext = false
+	} else {
+		t.wrapNext = npend
+	}
+	t.top, t.bot = 0, rows-1
+	t.resetTabs(min(oldCols, cols))
+}
+
+func (t *Terminal) cropScreen(s *screen, cols, rows int) *screen {
+	n := newScreen(cols, rows, cell(0))
+	for y := 0; y < rows && y < s.rows(); y++ {
+		src := s.line(y)
+		dst := n.line(y)
+		copy(dst.cells, src.cells)
+		if cols < s.cols {
+			t.fixWide(dst.cells, cols, cols)
+			if dst.cells[cols-1].flags()&cellWide != 0 {
+				dst.cells[cols-1] = mkCell(0, dst.cells[cols-1].style(), 0)
+			}
+		} else {
+			dst.wrapped = src.wrapped
+		}
+		dst.recount()
+	}
+	return n
+}
+
+// reflowMain rebuilds the main screen at the new size, re-wrapping logical
+// lines, and returns the new cursor position and whether a wrap is pending.
+//
+// Like libvterm, the screen keeps showing the same text from its top row
+// unless the cursor would fall off the bottom; a taller screen pulls lines
+// back from the scrollback.
+func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, bool) {
+	old := t.main
+	t.noCompact = true
+	defer func() { t.noCompact = false }()
+	// Logical lines: scrollback first, then screen rows down to the cursor or
+	// the last non-blank row.
+	last := cy
+	for y := old.rows() - 1; y > cy; y-- {
+		if reflowEnd(old.row(y)) > 0 || old.line(y).wrapped {
+			last = y
+			break
+		}
+	}
+	var logical [][]cell
+	var cur []cell
+	curLine, curOff := -1, 0
+	topLine, topOff := -1, 0
+	if t.sb.max > 0 {
+		for i := 0; i < t.sb.n; i++ {
+			l := t.sb.at(i)
+			cs := t.decodeLine(l)
+			if l.wrapped {
+				cs = padCells(cs, t.cols)
+			}
+			cur = append(cur, cs...)
+			if !l.wrapped {
+				logical = append(logical, cur)
+				cur = nil
+			}
+		}
+	}
+	for y := 0; y <= last; y++ {
+		l := old.line(y)
+		cs := l.cells
+		wrapped := l.wrapped && y < last
+		if !wrapped {
+			cs = cs[:reflowEnd(cs)]
+		}
+		if y == 0 {
+			topLine, topOff = len(logical), len(cur)
+		}
+		if y == cy {
+			curLine, curOff = len(logical), len(cur)+cx
+			if wrapNext {
+				curOff++
+			}
+		}
+		cur = append(cur, cs...)
+		if !wrapped {
+			logical = append(logical, cur)
+			cur = nil
+		}
+	}
+
+	// Re-wrap.
+	type prow struct {
+		cells   []cell
+		wrapped bool
+	}
+	var out []prow
+	ncx, ncy, topRow := 0, 0, 0
+	for li, lc := range logical {
+		start := len(out)
+		if len(lc) == 0 {
+			out = append(out, prow{})
+		}
+		for pos := 0; pos < len(lc); {
+			n := min(cols, len(lc)-pos)
+			// Never split a wide character.
+			if n > 1 && n < len(lc)-pos && lc[pos+n-1].flags()&cellWide != 0 {
+				n--
+			}
+			end := pos + n
+			if n == 1 && lc[pos].flags()&cellWide != 0 {
+				// A one-column screen cannot show a wide character.
+				lc[pos] = mkCell(0, lc[pos].style(), 0)
+				if pos+1 < len(lc) {
+					lc[pos+1] = mkCell(0, lc[pos+1].style(), 0)
+				}
+			}
+			if li == curLine && curOff >= pos && curOff < end {
+				ncx, ncy = curOff-pos, len(out)
+			}
+			if li == topLine && topOff >= pos && topOff < end {
+				topRow = len(out)
+			}
+			out = append(out, prow{cells: lc[pos:end], wrapped: end < len(lc)})
+			pos = end
+		}
+		lastStart := 0
+		if len(out)-1 > start {
+			lastStart = len(lc) - len(out[len(out)-1].cells)
+		}
+		if li == curLine && curOff >= len(lc) {
+			// The cursor is past the text: keep it on the line's last row.
+			ncy, ncx = len(out)-1, curOff-lastStart
+		}
+		if li == topLine && topOff >= len(lc) {
+			topRow = len(out) - 1
+		}
+	}
+	pending := false
+	if ncx >= cols {
+		ncx, pending = cols-1, wrapNext
+	}
+	first := topRow
+	if grow := rows - old.rows(); grow > 0 {
+		first = max(0, first-grow)
+	}
+	// Keep the bottom of the text visible, pushing top lines into the
+	// scrollback, but never lose the cursor.
+	if len(out)-1 >= first+rows {
+		first = len(out) - rows
+	}
+	if ncy < first {
+		first = ncy
+	}
+	t.sb.clear()
+	if t.sb.max > 0 {
+		for _, r := range out[:first] {
+			l := line{cells: r.cells, used: len(r.cells), wrapped: r.wrapped}
+			t.sb.push(t, &l)
+		}
+	}
+	n := newScreen(cols, rows, cell(0))
+	for y := 0; y < rows && first+y < len(out); y++ {
+		r := out[first+y]
+		copy(n.line(y).cells, r.cells)
+		n.line(y).recount()
+		n.line(y).wrapped = r.wrapped
+	}
+	t.main = n
+	return clamp(ncx, 0, cols-1), clamp(ncy-first, 0, rows-1), pending
+}
+
+// reflowEnd is the length of a row without its trailing never-written cells.
+func reflowEnd(cells []cell) int {
+	n := len(cells)
+	for n > 0 && cells[n-1] == cell(0) {
+		n--
+	}
+	return n
+}
+
+func padCells(cs []cell, n int) []cell {
+	for len(cs) < n {
+		cs = append(cs, cell(0))
+	}
+	return cs
+}
+
+// decodeLine turns a scrollback line back into cells.
+func (t *Terminal) decodeLine(l *sbLine) []cell {
+	var cs []cell
+	l.runs(func(text []byte, s style) {
+		si := t.intern(s)
+		for i := 0; i < len(text); {
+			r, n := decodeRune(text[i:])
+			i += n
+			w := runeWidth(r)
+			if w == 0 {
+				if len(cs) > 0 {
+					k := len(cs) - 1
+					if cs[k].flags()&cellSpacer != 0 && k > 0 {
+						k--
+					}
+					var buf [64]byte
+					g := appendRune(t.cellText(buf[:0], cs[k]), r)
+					if idx, ok := t.graphemeIndex(g); ok {
+						cs[k] = mkCell(idx, cs[k].style(), cs[k].flags()|cellGrapheme)
+					}
+				}
+				continue
+			}
+			if w == 2 {
+				cs = append(cs, mkCell(uint32(r), si, cellWide), mkCell(0, si, cellSpacer))
+			} else {
+				cs = append(cs, mkCell(uint32(r), si, 0))
+			}
+		}
+	})
+	return cs
+}
+
+func decodeRune(b []byte) (rune, int) {
+	c := b[0]
+	switch {
+	case c < 0x80:
+		return rune(c), 1
+	case c < 0xE0 && len(b) >= 2:
+		return rune(c&0x1F)<<6 | rune(b[1]&0x3F), 2
+	case c < 0xF0 && len(b) >= 3:
+		return rune(c&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F), 3
+	case len(b) >= 4:
+		return rune(c&0x07)<<18 | rune(b[1]&0x3F)<<12 | rune(b[2]&0x3F)<<6 | rune(b[3]&0x3F), 4
+	}
+	return 0xFFFD, 1
+}

@@ -1,0 +1,223 @@
+package core
+
+import "strconv"
+
+// sgr applies Select Graphic Rendition from the parameters.
+func (t *Terminal) sgr() {
+	p := &t.p
+	s := t.pen
+	n := int(p.np)
+	if n == 0 {
+		t.setPen(style{})
+		return
+	}
+	isSub := func(i int) bool { return i < n && p.sub&(1<<i) != 0 }
+	for i := 0; i < n; {
+		v := int(p.params[i])
+		// j is the end of this parameter's subparameters.
+		j := i + 1
+		for isSub(j) {
+			j++
+		}
+		switch {
+		case v == 0:
+			s = style{}
+		case v == 1:
+			s.attrs |= Bold
+		case v == 2:
+			s.attrs |= Dim
+		case v == 3:
+			s.attrs |= Italic
+		case v == 4:
+			u := 1
+			if j > i+1 {
+				u = int(p.params[i+1])
+			}
+			if u == 0 || u > 5 {
+				if u == 0 {
+					s.attrs &^= Underline
+					s.ulStyle = 0
+				}
+			} else {
+				s.attrs |= Underline
+				s.ulStyle = uint8(u)
+			}
+		case v == 5 || v == 6:
+			s.attrs |= Blink
+		case v == 7:
+			s.attrs |= Reverse
+		case v == 8:
+			s.attrs |= Invisible
+		case v == 9:
+			s.attrs |= Strike
+		case v == 21:
+			s.attrs |= Underline
+			s.ulStyle = 2
+		case v == 22:
+			s.attrs &^= Bold | Dim
+		case v == 23:
+			s.attrs &^= Italic
+		case v == 24:
+			s.attrs &^= Underline
+			s.ulStyle = 0
+		case v == 25:
+			s.attrs &^= Blink
+		case v == 27:
+			s.attrs &^= Reverse
+		case v == 28:
+			s.attrs &^= Invisible
+		case v == 29:
+			s.attrs &^= Strike
+		case v >= 30 && v <= 37:
+			s.fg = IndexedColor(uint8(v - 30))
+		case v == 39:
+			s.fg = 0
+		case v >= 40 && v <= 47:
+			s.bg = IndexedColor(uint8(v - 40))
+		case v == 49:
+			s.bg = 0
+		case v == 53:
+			s.attrs |= Overline
+		case v == 55:
+			s.attrs &^= Overline
+		case v == 59:
+			s.ul = 0
+		case v >= 90 && v <= 97:
+			s.fg = IndexedColor(uint8(v - 90 + 8))
+		case v >= 100 && v <= 107:
+			s.bg = IndexedColor(uint8(v - 100 + 8))
+		case v == 38 || v == 48 || v == 58:
+			var c Color
+			var ok bool
+			if j > i+1 {
+				c, ok = colonColor(p.params[i+1 : j])
+			} else {
+				c, ok, j = semiColor(p, i+1, n)
+			}
+			if ok {
+				switch v {
+				case 38:
+					s.fg = c
+				case 48:
+					s.bg = c
+				default:
+					s.ul = c
+				}
+			}
+		}
+		i = j
+	}
+	t.setPen(s)
+}
+
+// colonColor decodes the subparameters of 38:5:i or 38:2:[cs:]r:g:b.
+func colonColor(sub []uint16) (Color, bool) {
+	switch sub[0] {
+	case 5:
+		if len(sub) >= 2 && sub[1] <= 255 {
+			return IndexedColor(uint8(sub[1])), true
+		}
+	case 2:
+		rgb := sub[1:]
+		if len(rgb) >= 4 {
+			rgb = rgb[1:] // colour space id
+		}
+		if len(rgb) >= 3 {
+			return RGBColor(uint8(min(rgb[0], 255)), uint8(min(rgb[1], 255)), uint8(min(rgb[2], 255))), true
+		}
+	}
+	return 0, false
+}
+
+// semiColor decodes 38;5;i or 38;2;r;g;b starting at params[i], returning
+// the index after what it consumed.
+func semiColor(p *parser, i, n int) (Color, bool, int) {
+	if i >= n {
+		return 0, false, i
+	}
+	switch p.params[i] {
+	case 5:
+		if i+1 < n {
+			v := p.params[i+1]
+			return IndexedColor(uint8(min(v, 255))), v <= 255, i + 2
+		}
+		return 0, false, n
+	case 2:
+		if i+3 < n {
+			return RGBColor(uint8(min(p.params[i+1], 255)), uint8(min(p.params[i+2], 255)), uint8(min(p.params[i+3], 255))), true, i + 4
+		}
+		return 0, false, n
+	}
+	return 0, false, i + 1
+}
+
+// appendSGR appends the parameters (without CSI and m) that set s from the
+// default pen, starting with "0".
+func appendSGR(dst []byte, s style) []byte {
+	dst = append(dst, '0')
+	a := s.attrs
+	if a&Bold != 0 {
+		dst = append(dst, ";1"...)
+	}
+	if a&Dim != 0 {
+		dst = append(dst, ";2"...)
+	}
+	if a&Italic != 0 {
+		dst = append(dst, ";3"...)
+	}
+	if a&Underline != 0 {
+		if s.ulStyle > 1 {
+			dst = append(dst, ";4:"...)
+			dst = append(dst, '0'+s.ulStyle)
+		} else {
+			dst = append(dst, ";4"...)
+		}
+	}
+	if a&Blink != 0 {
+		dst = append(dst, ";5"...)
+	}
+	if a&Reverse != 0 {
+		dst = append(dst, ";7"...)
+	}
+	if a&Invisible != 0 {
+		dst = append(dst, ";8"...)
+	}
+	if a&Strike != 0 {
+		dst = append(dst, ";9"...)
+	}
+	if a&Overline != 0 {
+		dst = append(dst, ";53"...)
+	}
+	dst = appendColor(dst, s.fg, 30, 90, 38)
+	dst = appendColor(dst, s.bg, 40, 100, 48)
+	if s.ul != 0 {
+		dst = appendColor(dst, s.ul, -1, -1, 58)
+	}
+	return dst
+}
+
+func appendColor(dst []byte, c Color, base, bright, ext int) []byte {
+	if c == 0 {
+		return dst
+	}
+	dst = append(dst, ';')
+	if i, ok := c.Indexed(); ok {
+		switch {
+		case i < 8 && base >= 0:
+			return strconv.AppendInt(dst, int64(base+int(i)), 10)
+		case i < 16 && bright >= 0:
+			return strconv.AppendInt(dst, int64(bright+int(i)-8), 10)
+		}
+		dst = strconv.AppendInt(dst, int64(ext), 10)
+		dst = append(dst, ";5;"...)
+		return strconv.AppendInt(dst, int64(i), 10)
+	}
+	r, g, b, _ := c.RGB()
+	dst = strconv.AppendInt(dst, int64(ext), 10)
+	dst = append(dst, ";2;"...)
+	dst = strconv.AppendInt(dst, int64(r), 10)
+	dst = append(dst, ';')
+	dst = strconv.AppendInt(dst, int64(g), 10)
+	dst = append(dst, ';')
+	return strconv.AppendInt(dst, int64(b), 10)
+}

@@ -1,0 +1,235 @@
+package core
+
+// Options configure a Terminal.
+type Options struct {
+	Cols, Rows int // screen size, default 80x24, clamped to 1..1000
+	Scrollback int // lines kept: 0 means the default 10000, <0 none
+}
+
+// Modes are the terminal modes a host needs to encode input for the peer.
+type Modes struct {
+	AppCursor, AppKeypad, BracketedPaste, Insert, Origin, AutoWrap, FocusEvents bool
+	Mouse                                                                       int // 0, 9, 1000, 1002 or 1003
+	MouseEncoding                                                               int // 0 (default), 1005, 1006 or 1015
+}
+
+const (
+	defaultCols       = 80
+	defaultRows       = 24
+	maxDim            = 1000
+	defaultScrollback = 10000
+)
+
+// cursorState is what DECSC saves.
+type cursorState struct {
+	x, y     int
+	wrapNext bool
+	pen      style
+	origin   bool
+	charsets [4]byte
+	gl       uint8
+	valid    bool
+}
+
+// Terminal is a VT/xterm terminal emulator core: bytes in through Write,
+// screen, scrollback and replies out. It does no I/O and is not safe for
+// concurrent use.
+type Terminal struct {
+	p parser
+
+	cols, rows int
+	main, alt  *screen
+	cur        *screen // main or alt
+	sb         scrollback
+
+	x, y     int
+	wrapNext bool // pending wrap: the last column was written with autowrap on
+	pen      style
+	penIdx   uint16
+	blank    cell // erase cell: blank with the pen's background
+
+	top, bot int // scroll region, inclusive rows
+	tabs     []bool
+
+	charsets [4]byte // G0..G3 designations: 'B' ASCII, '0' DEC graphics, 'A' UK
+	gl       uint8   // charset invoked into GL
+	ss       uint8   // single shift pending: 0, 2 or 3
+
+	saved    [2]cursorState // DECSC per screen: main, alt
+	lastChar rune           // for REP
+
+	// modes
+	insert, lnm, origin, autowrap, cursorVisible bool
+	appCursor, appKeypad, bracketed, focus       bool
+	reverseVideo, cursorBlink, reverseWrap       bool
+	syncOutput, altScroll                        bool
+	mouse, mouseEnc                              int
+	cursorStyle                                  int
+
+	title, icon string
+
+	styles    []style
+	styleIdx  map[style]uint16
+	graphemes []string
+	graphIdx  map[string]uint32
+
+	reply []byte
+
+	// noCompact is set while cells outside the screens (a reflow in
+	// progress) hold style and grapheme indices that compact cannot see.
+	noCompact bool
+}
+
+func clampDim(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 1:
+		return 1
+	case v > maxDim:
+		return maxDim
+	}
+	return v
+}
+
+// New returns a terminal in its power-on state.
+func New(o Options) *Terminal {
+	t := &Terminal{}
+	t.cols = clampDim(o.Cols, defaultCols)
+	t.rows = clampDim(o.Rows, defaultRows)
+	sb := o.Scrollback
+	switch {
+	case sb == 0:
+		sb = defaultScrollback
+	case sb < 0:
+		sb = 0
+	case sb > 1_000_000:
+		sb = 1_000_000
+	}
+	t.sb.max = sb
+	t.p.str = make([]byte, 0, 256)
+	t.resetTables()
+	t.main = newScreen(t.cols, t.rows, cell(0))
+	t.alt = newScreen(t.cols, t.rows, cell(0))
+	t.cur = t.main
+	t.resetState()
+	return t
+}
+
+func (t *Terminal) resetTables() {
+	t.styles = append(t.styles[:0], style{})
+	t.styleIdx = map[style]uint16{{}: 0}
+	t.graphemes = t.graphemes[:0]
+	t.graphIdx = map[string]uint32{}
+}
+
+// resetState puts modes, pen, cursor, margins and tabs in their power-on
+// state without touching screen contents.
+func (t *Terminal) resetState() {
+	t.x, t.y, t.wrapNext = 0, 0, false
+	t.setPen(style{})
+	t.top, t.bot = 0, t.rows-1
+	t.resetTabs(0)
+	t.charsets = [4]byte{'B', 'B', 'B', 'B'}
+	t.gl, t.ss = 0, 0
+	t.saved = [2]cursorState{}
+	t.lastChar = 0
+	t.insert, t.lnm, t.origin = false, false, false
+	t.autowrap, t.cursorVisible = true, true
+	t.appCursor, t.appKeypad, t.bracketed, t.focus = false, false, false, false
+	t.reverseVideo, t.cursorBlink, t.reverseWrap = false, false, false
+	t.syncOutput, t.altScroll = false, false
+	t.mouse, t.mouseEnc, t.cursorStyle = 0, 0, 0
+}
+
+func (t *Terminal) resetTabs(from int) {
+	if cap(t.tabs) >= t.cols {
+		t.tabs = t.tabs[:t.cols]
+	} else {
+		n := make([]bool, t.cols)
+		copy(n, t.tabs)
+		t.tabs = n
+	}
+	for i := from; i < t.cols; i++ {
+		t.tabs[i] = i%8 == 0 && i > 0
+	}
+}
+
+// setPen makes s the current pen and interns it.
+func (t *Terminal) setPen(s style) {
+	t.pen = s
+	t.penIdx = t.intern(s)
+	t.blank = mkCell(0, t.intern(style{bg: s.bg}), 0)
+}
+
+// intern returns the index of s in the style table, adding it if needed.
+func (t *Terminal) intern(s style) uint16 {
+	if s.attrs&Underline == 0 {
+		s.ulStyle = 0
+	}
+	if i, ok := t.styleIdx[s]; ok {
+		return i
+	}
+	if len(t.styles) >= maxStyles {
+		if t.noCompact {
+			return 0
+		}
+		t.compact()
+		if len(t.styles) >= maxStyles {
+			return 0 // every style is in use on screen; fall back to the default
+		}
+	}
+	i := uint16(len(t.styles))
+	t.styles = append(t.styles, s)
+	t.styleIdx[s] = i
+	return i
+}
+
+// Size returns the screen size.
+func (t *Terminal) Size() (cols, rows int) { return t.cols, t.rows }
+
+// Cursor returns the 0-based cursor position, always inside the screen, and
+// whether the cursor is shown (DECTCEM).
+func (t *Terminal) Cursor() (row, col int, visible bool) {
+	return t.y, t.x, t.cursorVisible
+}
+
+// Title returns the window title set by OSC 0 or 2.
+func (t *Terminal) Title() string { return t.title }
+
+// AltScreen reports whether the alternate screen is shown.
+func (t *Terminal) AltScreen() bool { return t.cur == t.alt }
+
+// Modes returns the input-related modes.
+func (t *Terminal) Modes() Modes {
+	return Modes{
+		AppCursor: t.appCursor, AppKeypad: t.appKeypad, BracketedPaste: t.bracketed,
+		Insert: t.insert, Origin: t.origin, AutoWrap: t.autowrap, FocusEvents: t.focus,
+		Mouse: t.mouse, MouseEncoding: t.mouseEnc,
+	}
+}
+
+// Replies returns the answers to terminal queries accumulated since the last
+// call. The slice aliases an internal buffer: use it before the next Write.
+func (t *Terminal) Replies() []byte {
+	r := t.reply
+	t.reply = t.reply[:0]
+	return r
+}
+
+func (t *Terminal) replyString(s string) {
+	if len(t.reply)+len(s) <= maxReplies {
+		t.reply = append(t.reply, s...)
+	}
+}
+
+// ScrollbackLen returns the number of lines in the scrollback.
+func (t *Terminal) ScrollbackLen() int { return t.sb.n }
+
+// RowWrapped reports whether visible row continues on the next row.
+func (t *Terminal) RowWrapped(row int) bool {
+	if row < 0 || row >= t.rows {
+		return false
+	}
+	return t.cur.line(row).wrapped
+}
