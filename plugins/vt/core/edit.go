@@ -47,16 +47,7 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 			for k := l.used; k < x; k++ {
 				l.text[k] = ' '
 			}
-			text := l.text[x:]
-			text = text[:len(src)]
-			for k, c := range src {
-				if c-0x20 >= 0x5f {
-					n = k
-					break
-				}
-				dst[k] = cell(c)
-				text[k] = c
-			}
+			n = storeASCII(dst, l.text[x:x+len(src)], src)
 		} else {
 			l.fast = false
 			for k, c := range src {
@@ -93,6 +84,35 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 		t.wrapNext = true
 	}
 	return i
+}
+
+// storeASCII stores the leading printable ASCII of src as default-style
+// cells in dst and bytes in text (both len(src) long) and returns how many.
+// Unrolled by four: under WebAssembly it runs twice as fast as the plain loop.
+func storeASCII(dst []cell, text, src []byte) int {
+	dst = dst[:len(src)]
+	text = text[:len(src)]
+	k := 0
+	for ; k+4 <= len(src); k += 4 {
+		s := src[k : k+4 : k+4]
+		c0, c1, c2, c3 := s[0], s[1], s[2], s[3]
+		if c0-0x20 >= 0x5f || c1-0x20 >= 0x5f || c2-0x20 >= 0x5f || c3-0x20 >= 0x5f {
+			break
+		}
+		d := dst[k : k+4 : k+4]
+		d[0], d[1], d[2], d[3] = cell(c0), cell(c1), cell(c2), cell(c3)
+		t := text[k : k+4 : k+4]
+		t[0], t[1], t[2], t[3] = c0, c1, c2, c3
+	}
+	for ; k < len(src); k++ {
+		c := src[k]
+		if c-0x20 >= 0x5f {
+			break
+		}
+		dst[k] = cell(c)
+		text[k] = c
+	}
+	return k
 }
 
 // fixWide blanks the halves of wide characters that writing columns
@@ -313,7 +333,7 @@ func (t *Terminal) tabBackward(n int) {
 func (t *Terminal) index() {
 	t.wrapNext = false
 	if t.y == t.bot {
-		t.scrollUp(1)
+		t.scrollUp1()
 	} else if t.y < t.rows-1 {
 		t.y++
 	}
@@ -354,6 +374,32 @@ func (t *Terminal) scrollUp(n int) {
 	if t.top > 0 {
 		s.line(t.top - 1).wrapped = false
 	}
+}
+
+// scrollUp1 is scrollUp(1), with the whole-screen case (a shell printing
+// lines) in as few calls as possible: they are expensive under WebAssembly.
+func (t *Terminal) scrollUp1() {
+	s := t.cur
+	if t.top != 0 || t.bot != t.rows-1 {
+		t.scrollUp(1)
+		return
+	}
+	l := s.line(0)
+	if s == t.main && t.sb.max > 0 {
+		t.sb.push(t, l)
+	}
+	s.head++
+	if s.head >= len(s.ring) {
+		s.head = 0
+	}
+	// l is now the bottom row.
+	if t.blank == 0 {
+		clear(l.cells[:l.used])
+		l.used, l.fast = 0, true
+	} else {
+		l.clear(t.blank)
+	}
+	l.wrapped = false
 }
 
 // scrollDown scrolls the region down n lines.
