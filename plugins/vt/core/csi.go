@@ -1,6 +1,5 @@
 package core
 
-
 // escDispatch runs an escape sequence ESC [intermediates] final.
 func (t *Terminal) escDispatch(final byte) {
 	p := &t.p
