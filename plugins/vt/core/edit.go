@@ -68,9 +68,27 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 		x += n
 		if x < t.cols {
 			t.x = x
+		} else {
+			t.x = t.cols - 1
+			t.wrapNext = t.autowrap
+		}
+		// A CR LF between two lines of text is handled here, saving the
+		// round trip through Write (calls are dear under WebAssembly).
+		if i+2 < len(b) && b[i] == '\r' && b[i+1] == '\n' && b[i+2]-0x20 < 0x5f && !t.lnm {
+			t.x, t.wrapNext, t.lastChar = 0, false, 0
+			if t.y != t.bot {
+				if t.y < t.rows-1 {
+					t.y++
+				}
+			} else {
+				t.scrollUp1()
+			}
+			i += 2
+			continue
+		}
+		if x < t.cols {
 			return i
 		}
-		t.x = t.cols - 1
 		if !t.autowrap {
 			// Without autowrap the rest overwrites the last column.
 			for i < len(b) && b[i]-0x20 < 0x5f {
@@ -81,7 +99,6 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 			}
 			return i
 		}
-		t.wrapNext = true
 	}
 	return i
 }
