@@ -107,6 +107,7 @@ func BenchmarkRender(b *testing.B) {
 	term.Write(benchPayloads()["sgr"])
 	var buf []byte
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < 24; r++ {
 			buf = term.AppendRowANSI(buf[:0], r)

@@ -12,12 +12,14 @@
 //     C0 controls run in every state, CAN and SUB abort a sequence, and
 //     strings (OSC, DCS, SOS/PM/APC) are bounded: longer ones are dropped,
 //     never buffered. A run of printable ASCII skips the state machine.
-//   - edit.go, csi.go, sgr.go, strings.go: the terminal state — cursor,
-//     pen, margins, tab stops, charsets, modes — and the operations on it.
+//   - edit.go, scroll.go, csi.go, modes.go, sgr.go, strings.go, reply.go:
+//     the terminal state (cursor, pen, margins, tab stops, charsets, modes)
+//     and the operations on it; queries are answered into Replies.
 //   - screen.go: rows in a ring so a full-screen scroll moves an index.
-//     Cells are 8 bytes without pointers: a rune (or an index into a table
-//     of characters with combining marks), a style index into a per-terminal
-//     table of interned pens, and width flags.
+//     A cell is one uint64 without pointers: a rune (or an index into a
+//     table of characters with combining marks), a style index into a
+//     per-terminal table of interned pens, and width flags. Rows of plain
+//     default-style ASCII also mirror their text so the scrollback copies it.
 //   - scrollback.go: a capped ring of compact lines, UTF-8 text plus style
 //     runs, reused in place once full.
 //   - resize.go: reflow of soft-wrapped lines on the main screen.

@@ -131,7 +131,7 @@ func (r *lvRunner) do(line string) {
 	if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
 		return
 	}
-	if line[0] == ' ' || line[0] == '\t' {
+	if line[0] == ' ' || line[0] == '\t' || line[0] == '?' {
 		r.check(strings.TrimSpace(line))
 		return
 	}

@@ -164,7 +164,14 @@ func (t *Terminal) Write(b []byte) {
 					continue
 				case '\n':
 					t.lastChar = 0
-					t.index()
+					t.wrapNext = false
+					if t.y != t.bot {
+						if t.y < t.rows-1 {
+							t.y++
+						}
+					} else {
+						t.scrollUp1()
+					}
 					if t.lnm {
 						t.x = 0
 					}

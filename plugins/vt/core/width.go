@@ -7,11 +7,31 @@ type widthRange struct {
 	w      uint8
 }
 
+// bmpWidths holds the width of every code point below U+10000, two bits
+// each, expanded once from widthRanges: text is mostly in the BMP, and a
+// table lookup beats a binary search over some 500 ranges.
+var bmpWidths = func() *[1 << 14]byte {
+	var t [1 << 14]byte
+	for i := range t {
+		t[i] = 0b01010101 // width 1
+	}
+	for _, r := range widthRanges {
+		for u := r.lo; u <= r.hi && u < 1<<16; u++ {
+			sh := (u & 3) * 2
+			t[u>>2] = t[u>>2]&^(3<<sh) | r.w<<sh
+		}
+	}
+	return &t
+}()
+
 // runeWidth is the number of columns r takes: 0 (combining, attached to the
 // previous cell), 1 or 2. Controls never reach it.
 func runeWidth(r rune) int {
 	if r < 0x300 {
 		return 1
+	}
+	if r < 1<<16 {
+		return int(bmpWidths[r>>2] >> ((r & 3) * 2) & 3)
 	}
 	lo, hi := 0, len(widthRanges)
 	u := uint32(r)
