@@ -8,12 +8,18 @@ import (
 	"github.com/termhost/termhost/sdk/abi"
 )
 
-// inCap is the size of the guest-owned input buffer. The host never passes
-// more than this in one call; larger chunks arrive as several calls.
+// inCap is the initial size of the guest-owned input buffer. The host never
+// passes more than the buffer holds in one call; larger chunks arrive as
+// several calls, and a larger state snapshot or control request makes the
+// host ask for a larger buffer first (in_grow).
 const inCap = 64 << 10
 
+// maxIn bounds what in_grow accepts (the host's own bound on state is 16 MiB).
+const maxIn = 16 << 20
+
 var (
-	inBuf [inCap]byte
+	inArr [inCap]byte
+	inBuf = inArr[:]
 	rt    *Runtime
 )
 
@@ -38,8 +44,8 @@ func emitHost(sid uint32, stream abi.Stream, p []byte) {
 }
 
 func in(n uint32) []byte {
-	if n > inCap {
-		n = inCap
+	if n > uint32(len(inBuf)) {
+		n = uint32(len(inBuf))
 	}
 	return inBuf[:n:n]
 }
@@ -58,7 +64,21 @@ func abiV1() {}
 func exportInBuf() uint32 { return uint32(uintptr(unsafe.Pointer(&inBuf[0]))) }
 
 //go:wasmexport in_cap
-func exportInCap() uint32 { return inCap }
+func exportInCap() uint32 { return uint32(len(inBuf)) }
+
+// exportInGrow replaces the input buffer with one of at least n bytes and
+// returns its address (0: refused).
+//
+//go:wasmexport in_grow
+func exportInGrow(n uint32) uint32 {
+	if n > maxIn {
+		return 0
+	}
+	if n > uint32(len(inBuf)) {
+		inBuf = make([]byte, n)
+	}
+	return uint32(uintptr(unsafe.Pointer(&inBuf[0])))
+}
 
 //go:wasmexport on_configure
 func exportConfigure(n uint32) int32 { return runtime().Configure(in(n)) }

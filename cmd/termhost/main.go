@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -192,6 +193,10 @@ func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
 
+// softMemoryLimit is the Go heap size past which the collector runs more
+// often (debug.SetMemoryLimit); not a cap: the server never fails for it.
+const softMemoryLimit = 384 << 20
+
 // serveOptions are serve's flags.
 type serveOptions struct {
 	plugins      pluginOptions
@@ -253,6 +258,13 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 	var o serveOptions
 	o.register(fs)
 	return func(_, stderr io.Writer) error {
+		// A soft memory limit: the collector works harder as the heap
+		// nears it instead of letting garbage (plugin memory that grew and
+		// was copied, buffers of ended sessions) double the footprint.
+		// GOMEMLIMIT overrides it.
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(softMemoryLimit)
+		}
 		// stdout carries only protocol (SPEC MCP-1): logs go to stderr.
 		log, err := o.log.logger(stderr)
 		if err != nil {

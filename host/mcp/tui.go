@@ -394,7 +394,7 @@ func (s *Server) screenWait(ctx context.Context, sess *session.Session, w screen
 	return spec, nil
 }
 
-// waitMarks remembers, per client and session, where the client's last
+// waitMark is where a client's wait on a session starts: where its last
 // wait (or keys) left off, so a wait sees what came after it — also what
 // arrived between send_keys and wait_for.
 func (s *Server) waitMark(req *sdk.CallToolRequest, sess *session.Session) session.Cursor {
@@ -403,7 +403,9 @@ func (s *Server) waitMark(req *sdk.CallToolRequest, sess *session.Session) sessi
 	if c, ok := s.marks[markKey{owner(req), sess.ID}]; ok {
 		return c
 	}
-	return sess.Mark()
+	// A client's first wait on a session looks at everything it has had
+	// (the first prompt of a shell just launched is usually there already).
+	return session.Cursor{}
 }
 
 func (s *Server) setMark(req *sdk.CallToolRequest, sess *session.Session, c session.Cursor) {

@@ -181,3 +181,38 @@ func isStatus(err error) bool {
 	var se *wasmhost.StatusError
 	return errors.As(err, &se)
 }
+
+// ExportState returns the session's state (state_export), e.g. to keep an
+// ended session's screen without keeping it in an instance.
+func (b *Binding) ExportState() ([]byte, error) {
+	var st []byte
+	err := b.do(discard{}, "state export", func(in *instance) error {
+		var err error
+		st, _, err = in.wi.ExportState(b.sid)
+		return err
+	})
+	if errors.Is(err, errPassThrough) {
+		name, _ := b.Plugin()
+		return nil, fmt.Errorf("plugin %s: %w", name, ErrUnavailable)
+	}
+	return st, err
+}
+
+// ImportState restores the session from a state ExportState returned.
+func (b *Binding) ImportState(st []byte) error {
+	err := b.do(discard{}, "state import", func(in *instance) error {
+		_, err := in.wi.ImportState(b.sid, st)
+		return err
+	})
+	if errors.Is(err, errPassThrough) {
+		name, _ := b.Plugin()
+		return fmt.Errorf("plugin %s: %w", name, ErrUnavailable)
+	}
+	return err
+}
+
+// discard is a sink for calls whose emissions nobody wants.
+type discard struct{}
+
+func (discard) Emit(abi.Stream, []byte) {}
+func (discard) Discard()                {}

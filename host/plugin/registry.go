@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -150,6 +151,7 @@ type Registry struct {
 	wopts    wasmhost.Options
 
 	closed   atomic.Bool
+	freeing  atomic.Bool // a return of memory to the OS is scheduled
 	done     chan struct{}
 	wg       sync.WaitGroup
 	watcher  *fsnotify.Watcher
@@ -275,6 +277,19 @@ func (r *Registry) Close() error {
 }
 
 // wake makes the tick goroutine look at the instances again.
+// giveBack returns the memory of closed instances to the operating system
+// soon (at most twice a second): a closed instance's linear memory (up to
+// its cap) is garbage the runtime's scavenger would return only slowly.
+func (r *Registry) giveBack() {
+	if !r.freeing.CompareAndSwap(false, true) {
+		return
+	}
+	time.AfterFunc(500*time.Millisecond, func() {
+		debug.FreeOSMemory()
+		r.freeing.Store(false)
+	})
+}
+
 func (r *Registry) wake() {
 	select {
 	case r.tickWake <- struct{}{}:

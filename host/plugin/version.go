@@ -136,9 +136,13 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 	backingOff := time.Now().Before(v.until)
 	if !v.man.PerSession() {
 		var best *instance
+		limit := v.man.SessionsPerInstance
 		for _, c := range v.insts {
 			if c.wi.Stuck() {
 				continue // an unguarded call ran past the deadline (see stuck)
+			}
+			if limit > 0 && c.load >= limit {
+				continue // full: the pool grows instead
 			}
 			if best == nil || c.load < best.load {
 				best = c
@@ -194,11 +198,14 @@ func (v *version) release(in *instance) {
 	v.mu.Lock()
 	in.load--
 	v.sessions--
-	closeInst := v.man.PerSession() && in.load == 0 && v.removeLocked(in)
+	// Idle instances beyond the pool's size (grown for sessionsPerInstance)
+	// are closed too: their memory goes back at once.
+	closeInst := in.load == 0 && (v.man.PerSession() || len(v.insts) > v.r.cfg.PoolSize) && v.removeLocked(in)
 	closeNow := v.retired && v.sessions == 0 && !v.closed
 	v.mu.Unlock()
 	if closeInst {
 		in.close()
+		v.r.giveBack()
 	}
 	if closeNow {
 		v.close()

@@ -94,6 +94,9 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 		chain = chain[:len(chain)-1]
 	}
 	s := newSession(r.cfg, spec, l, chain, screen)
+	if screen != nil {
+		s.reattachScreen = func() (Binding, error) { return attach(spec.Screen, kind, spec.Options) }
+	}
 	if err := r.add(s); err != nil {
 		l.Close()
 		for _, b := range s.bindings() {

@@ -91,7 +91,7 @@ func (s *Session) release() {
 	for _, b := range s.chain {
 		b.Close()
 	}
-	// The screen stays until the session is discarded (releaseScreen).
+	s.freezeScreen()
 	// Keep only what can still be read, in storage of its size.
 	s.buf.Compact(s.buf.Tail())
 	close(s.released)

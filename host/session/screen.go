@@ -1,7 +1,10 @@
 package session
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
+	"io"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -40,13 +43,23 @@ func (s *Session) Screen(ctx context.Context, req []byte) ([]byte, error) {
 	}
 	defer s.unlockChain()
 	s.mu.Lock()
-	gone := s.screenGone
+	gone, frozen := s.screenGone, s.frozen
 	s.mu.Unlock()
 	if gone {
 		return nil, fmt.Errorf("%w: the session's screen was released", ErrExpired)
 	}
+	b := s.screen
+	if frozen != nil {
+		// An ended session's screen: bring its state back on an instance
+		// for this one question.
+		var err error
+		if b, err = s.thaw(frozen); err != nil {
+			return nil, fmt.Errorf("screen of an ended session: %w", err)
+		}
+		defer b.Close()
+	}
 	var sink replySink
-	if err := s.screen.Control(req, &sink); err != nil {
+	if err := b.Control(req, &sink); err != nil {
 		return nil, fmt.Errorf("screen: %w", err)
 	}
 	if sink.reply == nil {
@@ -60,18 +73,78 @@ func (s *Session) screenName() string {
 	return n
 }
 
-// releaseScreen closes the screen plugin's binding once the session is
-// discarded (closed, reaped or expired); until then an ended session's
-// final screen stays readable.
+// stateful is a binding whose session state can be taken out and put
+// back (host/plugin.Binding).
+type stateful interface {
+	ExportState() ([]byte, error)
+	ImportState([]byte) error
+}
+
+// freezeScreen keeps an ended session's screen as its exported state and
+// closes the binding, so ended sessions hold bytes, not plugin instances.
+// A screen that cannot export stays attached until the session is
+// discarded. Called from release, holding the chain.
+func (s *Session) freezeScreen() {
+	st, ok := s.screen.(stateful)
+	if !ok || s.reattachScreen == nil {
+		return
+	}
+	state, err := st.ExportState()
+	if err != nil {
+		s.log.Warn("screen kept attached: its state could not be exported", "err", err)
+		return
+	}
+	// A screen's state is mostly text: compressed it costs an ended
+	// session a tenth of its size.
+	var z bytes.Buffer
+	zw, _ := flate.NewWriter(&z, flate.BestSpeed)
+	zw.Write(state)
+	zw.Close()
+	frozen := bytes.Clone(z.Bytes())
+	s.mu.Lock()
+	s.frozen = frozen
+	s.mu.Unlock()
+	s.screen.Close()
+}
+
+// maxFrozen bounds a thawed screen state (the ABI's bound on state).
+const maxFrozen = 16 << 20
+
+// thaw opens a screen binding restored from frozen state.
+func (s *Session) thaw(frozen []byte) (Binding, error) {
+	b, err := s.reattachScreen()
+	if err != nil {
+		return nil, err
+	}
+	st, ok := b.(stateful)
+	if !ok {
+		b.Close()
+		return nil, fmt.Errorf("%w: the screen plugin cannot import state", ErrUnsupported)
+	}
+	state, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(frozen)), maxFrozen))
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("frozen screen: %w", err)
+	}
+	if err := st.ImportState(state); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// releaseScreen lets go of the screen once the session is discarded
+// (closed, reaped or expired); until then an ended session's final screen
+// stays readable.
 func (s *Session) releaseScreen() {
 	if s.screen == nil {
 		return
 	}
 	s.mu.Lock()
-	gone := s.screenGone
-	s.screenGone = true
+	gone, frozen := s.screenGone, s.frozen != nil
+	s.screenGone, s.frozen = true, nil
 	s.mu.Unlock()
-	if gone {
+	if gone || frozen {
 		return
 	}
 	if err := s.lockChain(nil, s.cfg.CallGrace); err != nil {

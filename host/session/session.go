@@ -191,6 +191,10 @@ type Session struct {
 	exit       *link.ExitStatus
 	cols, rows int
 	screenGone bool // the screen's binding is closed (the session was discarded)
+	// frozen is an ended session's screen state (state_export), kept in
+	// place of its binding; reattachScreen opens a binding to read it.
+	frozen         []byte
+	reattachScreen func() (Binding, error)
 	stopping   bool // Stop is ending the session
 
 	// reopen starts the same thing again under the same id (restart_app);
@@ -364,8 +368,14 @@ func (s *Session) LastActive() time.Time {
 	return s.lastActive
 }
 
-// BufferedBytes is the memory the session's buffer holds.
-func (s *Session) BufferedBytes() int { return s.buf.Cap() }
+// BufferedBytes is the memory the session's buffer (and an ended
+// session's frozen screen) holds.
+func (s *Session) BufferedBytes() int {
+	s.mu.Lock()
+	n := len(s.frozen)
+	s.mu.Unlock()
+	return s.buf.Cap() + n
+}
 
 func (s *Session) setState(st State) {
 	s.mu.Lock()

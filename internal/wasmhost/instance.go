@@ -114,6 +114,10 @@ func (i *Instance) Err() error { return i.dead }
 // Stderr returns the tail of what the guest printed.
 func (i *Instance) Stderr() string { return i.stderr.String() }
 
+// MemSize is the size of the instance's linear memory in bytes (it only
+// grows).
+func (i *Instance) MemSize() uint32 { return i.mem.Size() }
+
 // HasState says whether the plugin exports state_export/state_import.
 func (i *Instance) HasState() bool { return i.m.hasState }
 
@@ -194,14 +198,37 @@ func (i *Instance) begin(e Emitter, n int) {
 	i.out, i.arena = i.out[:0], i.arena[:0]
 }
 
-// put copies p into the guest's input buffer.
+// put copies p into the guest's input buffer, first asking the guest for a
+// larger one (in_grow) when p does not fit and the plugin can grow it.
 func (i *Instance) put(p []byte) error {
 	if uint32(len(p)) > i.inCap {
-		return fmt.Errorf("%d bytes exceed the plugin's input buffer (%d)", len(p), i.inCap)
+		if err := i.grow(uint32(len(p))); err != nil {
+			return err
+		}
 	}
 	if len(p) > 0 && !i.mem.Write(i.inBuf, p) {
 		return i.poison("write input", errors.New("input buffer out of range"))
 	}
+	return nil
+}
+
+// grow asks the guest for an input buffer of at least n bytes.
+func (i *Instance) grow(n uint32) error {
+	f := i.mod.ExportedFunction(abi.InGrowExport)
+	if f == nil {
+		return fmt.Errorf("%d bytes exceed the plugin's input buffer (%d) and it cannot grow it (no in_grow)", n, i.inCap)
+	}
+	ptr, err := i.call("in_grow", f, uint64(n))
+	if err != nil {
+		return err
+	}
+	if uint32(ptr) == 0 {
+		return fmt.Errorf("%d bytes exceed the plugin's input buffer (%d): it refused to grow it", n, i.inCap)
+	}
+	if uint64(uint32(ptr))+uint64(n) > uint64(i.mem.Size()) {
+		return i.poison("in_grow", fmt.Errorf("new input buffer [%d, +%d) is out of range", uint32(ptr), n))
+	}
+	i.inBuf, i.inCap = uint32(ptr), n
 	return nil
 }
 

@@ -15,6 +15,7 @@ const (
 	InitializeExport  = "_initialize"     // WASI reactor start-up
 	InBufExport       = "in_buf"          // () -> i32 address of the guest-owned input buffer
 	InCapExport       = "in_cap"          // () -> i32 capacity of that buffer in bytes
+	InGrowExport      = "in_grow"         // optional: (n i32) -> i32 address of a new input buffer of at least n bytes, 0 if refused
 	ConfigureExport   = "on_configure"    // (len i32) -> i32 status
 	OpenExport        = "on_open"         // (sid i32, kind i32, len i32) -> i32 status
 	DataExport        = "on_data"         // (sid i32, dir i32, len i32) -> i32 action
@@ -148,6 +149,11 @@ type Manifest struct {
 	// with it: for plugins that keep goroutines or large per-connection
 	// state).
 	Instances string `json:"instances,omitempty"`
+	// SessionsPerInstance bounds how many sessions one pooled instance
+	// serves (0: no bound). A plugin that keeps much per session (a screen
+	// with its scrollback) sets it so an instance stays well inside its
+	// memory cap; the pool grows past its usual size to honour it.
+	SessionsPerInstance int `json:"sessionsPerInstance,omitempty"`
 	// Sessions lists the session kinds the plugin handles ("telnet",
 	// "ssh", "pty"); empty means all. The host refuses to attach it to
 	// another kind, and its canary opens each listed kind.

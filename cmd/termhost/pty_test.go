@@ -1,0 +1,391 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The PTY and terminal-tester tools, end to end: the built binary over
+// stdio with go-sdk's client, real programs under a PTY.
+
+// needProg skips a test when a program is missing, except in CI, where
+// .ci/run installs it.
+func needProg(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed (CI installs it: .ci/run)", name)
+		}
+		t.Skipf("%s is not installed", name)
+	}
+	return p
+}
+
+func screenOf(t *testing.T, res map[string]any) string {
+	t.Helper()
+	if sc, ok := res["screen"].(map[string]any); ok {
+		res = sc
+	}
+	c, ok := res["content"].(string)
+	if !ok {
+		t.Fatalf("no content in %v", res)
+	}
+	return c
+}
+
+// view returns view_screen's plain content.
+func (h *hostProc) view(id string) string {
+	h.t.Helper()
+	r := h.must("view_screen", map[string]any{"session_id": id})
+	return r["content"].(string)
+}
+
+// screenHas waits until the screen shows want.
+func (h *hostProc) screenHas(id, want string) map[string]any {
+	h.t.Helper()
+	r := h.call(20*time.Second, "wait_for", map[string]any{"session_id": id, "until": regexpQuote(want), "onScreen": true, "timeoutMs": 15000, "view": "plain"})
+	if r.isErr || r.res["reason"] != "matched" {
+		h.t.Fatalf("screen never showed %q: %v\nscreen:\n%s", want, r, h.view(id))
+	}
+	return r.res
+}
+
+func regexpQuote(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// TestShellIntegration: a bash under the PTY: a prompt wait returns when
+// the command finished, with its exit code and duration; no marker is seen
+// in any format.
+func TestShellIntegration(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh"} {
+		t.Run(sh, func(t *testing.T) {
+			needProg(t, sh)
+			h := startHost(t)
+			home := t.TempDir()
+			id := h.must("launch_app", map[string]any{"command": sh, "env": map[string]string{"HOME": home}, "cols": 100, "rows": 30})["session_id"].(string)
+			r := h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})
+			if r["reason"] != "prompt" {
+				t.Fatalf("first prompt: %v\n%s", r, h.view(id))
+			}
+			r = h.must("send_keys", map[string]any{"session_id": id, "text": "echo hi-$((6*7))", "keys": "Enter", "prompt": true, "timeoutMs": 15000})
+			if r["reason"] != "prompt" || r["exit_code"] != 0.0 || r["duration_ms"] == nil || !strings.Contains(screenOf(t, r), "hi-42") {
+				t.Fatalf("echo: %v", r)
+			}
+			r = h.must("send_keys", map[string]any{"session_id": id, "text": "sleep 0.3; false", "keys": []string{"Enter"}, "prompt": true, "timeoutMs": 15000})
+			if r["reason"] != "prompt" || r["exit_code"] != 1.0 || r["duration_ms"].(float64) < 250 {
+				t.Fatalf("false: %v", r)
+			}
+			// send_keys then a separate wait_for: the prompt that came in
+			// between is not lost.
+			h.must("send_keys", map[string]any{"session_id": id, "text": "(exit 3)", "keys": "Enter"})
+			r = h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})
+			if r["reason"] != "prompt" || r["exit_code"] != 3.0 {
+				t.Fatalf("wait_for after send_keys: %v", r)
+			}
+			for _, f := range []string{"plain", "ansi", "raw", "scrollback"} {
+				c := h.must("view_screen", map[string]any{"session_id": id, "format": f})["content"].(string)
+				if strings.Contains(c, "133;") {
+					t.Fatalf("%s view shows a shell-integration marker: %q", f, c)
+				}
+			}
+			if p := h.must("send_keys", map[string]any{"session_id": id, "text": "echo $PAGER $GIT_PAGER $TERM", "keys": "Enter", "prompt": true, "timeoutMs": 15000}); !strings.Contains(screenOf(t, p), "cat cat xterm-256color") {
+				t.Fatalf("agent-safe environment: %s", screenOf(t, p))
+			}
+		})
+	}
+}
+
+// TestVimEditsAFile: open a file in vim, edit, save, check the file.
+func TestVimEditsAFile(t *testing.T) {
+	needProg(t, "vim")
+	h := startHost(t)
+	file := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(file, []byte("first line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := h.must("launch_app", map[string]any{"command": "vim", "args": []string{"-u", "NONE", "-N", "-n", file}, "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
+	h.screenHas(id, "first line")
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "G o", "text": ""})
+	h.must("send_keys", map[string]any{"session_id": id, "text": "added by termhost", "keys": "Escape", "screenStable": 200, "timeoutMs": 10000})
+	h.screenHas(id, "added by termhost")
+	r := h.must("send_keys", map[string]any{"session_id": id, "text": ":wq", "keys": "Enter", "exit": true, "timeoutMs": 10000})
+	if r["reason"] != "exit" || r["exit_code"] != 0.0 {
+		t.Fatalf(":wq: %v", r)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || string(b) != "first line\nadded by termhost\n" {
+		t.Fatalf("file after :wq = %q, %v", b, err)
+	}
+	// The final screen stays readable with the exit status.
+	v := h.must("view_screen", map[string]any{"session_id": id})
+	if v["state"] != "terminated" || v["exit_code"] != 0.0 {
+		t.Fatalf("after exit: %v", v)
+	}
+}
+
+// TestLessPages: page through a file in less with Space, quit with q.
+func TestLessPages(t *testing.T) {
+	needProg(t, "less")
+	h := startHost(t)
+	file := filepath.Join(t.TempDir(), "long.txt")
+	var b strings.Builder
+	for i := 1; i <= 200; i++ {
+		fmt.Fprintf(&b, "line %03d\n", i)
+	}
+	os.WriteFile(file, []byte(b.String()), 0o600)
+	id := h.must("launch_app", map[string]any{"command": "less", "args": []string{file}, "rows": 24, "env": map[string]string{"LESSHISTFILE": "-"}})["session_id"].(string)
+	h.screenHas(id, "line 023")
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "Space"})
+	h.screenHas(id, "line 046")
+	if v := h.view(id); strings.Contains(v, "line 010") {
+		t.Fatalf("first page still shown after Space:\n%s", v)
+	}
+	r := h.must("send_keys", map[string]any{"session_id": id, "keys": "q", "exit": true, "timeoutMs": 10000})
+	if r["reason"] != "exit" {
+		t.Fatalf("q: %v", r)
+	}
+}
+
+// TestHtopQuits: htop draws its meters and quits on q.
+func TestHtopQuits(t *testing.T) {
+	needProg(t, "htop")
+	h := startHost(t)
+	id := h.must("launch_app", map[string]any{"command": "htop", "cols": 120, "rows": 40, "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
+	h.screenHas(id, "PID")
+	v := h.must("view_screen", map[string]any{"session_id": id, "format": "ansi"})
+	if !strings.Contains(v["content"].(string), "\x1b[") {
+		t.Fatalf("ansi view has no SGR: %q", v["content"])
+	}
+	r := h.must("send_keys", map[string]any{"session_id": id, "keys": "q", "exit": true, "timeoutMs": 10000})
+	if r["reason"] != "exit" || r["exit_code"] != 0.0 {
+		t.Fatalf("q: %v", r)
+	}
+}
+
+// TestProcessLifecycles: a process that exits, one that ignores SIGTERM,
+// one that never reads its input; restart.
+func TestProcessLifecycles(t *testing.T) {
+	h := startHost(t, "--write-timeout", "1s")
+	id := h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-c", "echo bye; exit 7"}})["session_id"].(string)
+	r := h.must("wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 10000})
+	if r["reason"] != "exit" || r["exit_code"] != 7.0 {
+		t.Fatalf("exit: %v", r)
+	}
+	if !strings.Contains(h.view(id), "bye") {
+		t.Fatal("final screen lost")
+	}
+	if r := h.call(5*time.Second, "send_keys", map[string]any{"session_id": id, "text": "x"}); !r.isErr || !strings.HasPrefix(r.msg, "SESSION_DEAD") {
+		t.Fatalf("keys to an exited process: %v", r)
+	}
+
+	// SIGTERM ignored: SIGKILL after 3 s.
+	id = h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-c", "trap '' TERM HUP; echo ready; while :; do sleep 1; done"}})["session_id"].(string)
+	h.screenHas(id, "ready")
+	start := time.Now()
+	r = h.must("stop_app", map[string]any{"session_id": id})
+	if took := time.Since(start); r["exit_signal"] != "SIGKILL" || took > 8*time.Second {
+		t.Fatalf("stop of a TERM-ignoring process: %v after %v", r, took)
+	}
+
+	// A program that never reads (in raw mode: a cooked terminal drops
+	// what does not fit instead): typing answers within the write deadline.
+	id = h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-c", "stty raw -echo; echo raw; exec sleep 60"}})["session_id"].(string)
+	h.screenHas(id, "raw")
+	big := strings.Repeat("x", 1<<20)
+	cr := h.call(10*time.Second, "send_keys", map[string]any{"session_id": id, "text": big})
+	if !cr.isErr || cr.took > 5*time.Second {
+		t.Fatalf("1 MiB to a program that never reads: %v", cr)
+	}
+	h.alive("after a stuck write")
+
+	// restart_app keeps the id and starts the program again.
+	id = h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-c", "echo run-$$; exec sleep 60"}, "name": "again"})["session_id"].(string)
+	first := h.screenHas(id, "run-")
+	r = h.must("restart_app", map[string]any{"session_id": "again"})
+	if r["session_id"] != id {
+		t.Fatalf("restart changed the id: %v", r)
+	}
+	second := h.screenHas(id, "run-")
+	if screenOf(t, first) == screenOf(t, second) {
+		t.Fatalf("restart did not start a new process: %q", screenOf(t, second))
+	}
+}
+
+// TestPTYTools: the seed-003 tools and resources.
+func TestPTYTools(t *testing.T) {
+	h := startHost(t)
+	pid := h.must("start_pty", map[string]any{"command": "echo hello-pty; read line; echo got:$line"})["processId"].(string)
+	// Resources: status and list, output and status of a process.
+	res, err := h.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "pty://status"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, `"processes":1`) {
+		t.Fatalf("pty://status: %v %v", res, err)
+	}
+	updated := make(chan string, 16)
+	h.onUpdated(func(uri string) { updated <- uri })
+	out := "pty://session/" + pid + "/output"
+	if err := h.cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: out}); err != nil {
+		t.Fatal(err)
+	}
+	h.must("send_keys", map[string]any{"session_id": pid, "text": "abc\r"})
+	select {
+	case uri := <-updated:
+		if uri != out {
+			t.Fatalf("updated %s", uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/resources/updated for the output")
+	}
+	h.must("wait_for", map[string]any{"session_id": pid, "exit": true, "timeoutMs": 10000})
+	res, err = h.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: out})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "got:abc") {
+		t.Fatalf("output resource: %v %v", res, err)
+	}
+	// list_pty and read_pty come with activate_pty_tools.
+	if r := h.call(5*time.Second, "read_pty", map[string]any{"processId": pid}); !r.isErr {
+		t.Fatalf("read_pty before activation: %v", r)
+	}
+	h.must("activate_pty_tools", map[string]any{})
+	l := h.must("list_pty", map[string]any{})["processes"].([]any)
+	if len(l) != 1 || l[0].(map[string]any)["exitCode"] != 0.0 {
+		t.Fatalf("list_pty: %v", l)
+	}
+	r := h.must("read_pty", map[string]any{"processId": pid, "stripAnsi": true})
+	if !strings.Contains(r["output"].(string), "hello-pty") || !strings.Contains(r["output"].(string), "got:abc") {
+		t.Fatalf("read_pty: %v", r)
+	}
+	if r := h.must("kill_pty", map[string]any{"processId": pid}); r["killed"] != true {
+		t.Fatalf("kill_pty: %v", r)
+	}
+
+	// With MCP_PTY_DEACTIVATE_RESOURCES the two are plain tools.
+	h2 := startHostEnv(t, []string{"MCP_PTY_DEACTIVATE_RESOURCES=true"})
+	tools, err := h2.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range tools.Tools {
+		names[tl.Name] = true
+	}
+	if !names["list_pty"] || !names["read_pty"] || names["activate_pty_tools"] {
+		t.Fatalf("tools without resources: %v", names)
+	}
+}
+
+// TestManySessionsAndCleanup: 100 concurrent PTY sessions; when the client
+// goes away (closes the server's input) every process is gone.
+func TestManySessionsAndCleanup(t *testing.T) {
+	h := startHost(t)
+	var wg sync.WaitGroup
+	ids := make([]string, 100)
+	errs := make(chan string, 100)
+	for i := range ids {
+		wg.Go(func() {
+			r := h.call(60*time.Second, "launch_app", map[string]any{"command": "sh", "args": []string{"-c", "echo up-" + strconv.Itoa(i) + "; sleep 1000 & cat"}})
+			if r.isErr {
+				errs <- r.String()
+				return
+			}
+			ids[i] = r.res["session_id"].(string)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if n := len(h.must("list_sessions", map[string]any{})["sessions"].([]any)); n != 100 {
+		t.Fatalf("list_sessions: %d", n)
+	}
+	r := h.must("send_keys", map[string]any{"session_id": ids[42], "text": "ping\r", "until": "ping", "timeoutMs": 10000})
+	if r["reason"] != "matched" {
+		t.Fatalf("session 42: %v", r)
+	}
+	kids := descendants(h.pid)
+	if len(kids) < 100 {
+		t.Fatalf("only %d child processes", len(kids))
+	}
+	h.stdin.Close() // the client goes away
+	done := make(chan error, 1)
+	go func() { done <- h.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(4 * time.Second):
+		t.Fatal("the server did not exit within 4 s of its input closing")
+	}
+	if !waitFor(5*time.Second, func() bool { return len(alive(kids)) == 0 }) {
+		t.Fatalf("processes left behind: %v", alive(kids))
+	}
+}
+
+// descendants lists every process below pid (children, grandchildren…).
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 {
+			pp, _ := strconv.Atoi(f[1])
+			parent[p] = pp
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// alive are the pids that still exist and are not zombies.
+func alive(pids []int) []int {
+	var out []int
+	for _, p := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
