@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"time"
 	"unicode/utf8"
 

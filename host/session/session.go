@@ -195,7 +195,7 @@ type Session struct {
 	// place of its binding; reattachScreen opens a binding to read it.
 	frozen         []byte
 	reattachScreen func() (Binding, error)
-	stopping   bool // Stop is ending the session
+	stopping       bool // Stop is ending the session
 
 	// reopen starts the same thing again under the same id (restart_app);
 	// nil for kinds that cannot.
