@@ -13,6 +13,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/internal/testapps"
 )
 
 // The PTY and terminal-tester tools, end to end: the built binary over
@@ -178,6 +180,64 @@ func TestHtopQuits(t *testing.T) {
 	r := h.must("send_keys", map[string]any{"session_id": id, "keys": "q", "exit": true, "timeoutMs": 10000})
 	if r["reason"] != "exit" || r["exit_code"] != 0.0 {
 		t.Fatalf("q: %v", r)
+	}
+}
+
+// TestMenuApp: the menu test app: the selection is visible in the ansi
+// view as reverse video, moves with Down (SS3 under application cursor
+// keys), and Enter selects.
+func TestMenuApp(t *testing.T) {
+	app := testapps.Build(t, "menu")
+	h := startHost(t)
+	id := h.must("launch_app", map[string]any{"command": app})["session_id"].(string)
+	h.screenHas(id, "Item")
+	before := h.must("view_screen", map[string]any{"session_id": id, "format": "ansi"})["content"].(string)
+	if !strings.Contains(before, "\x1b[7m") && !strings.Contains(before, ";7m") && !strings.Contains(before, "[7;") {
+		t.Fatalf("no reverse video in the ansi view:\n%q", before)
+	}
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "Down Down", "screenStable": 100, "timeoutMs": 5000})
+	// Only the rows that changed since this client's last ansi view.
+	ch := h.must("view_screen", map[string]any{"session_id": id, "format": "ansi", "changes": true})["changes"].([]any)
+	if len(ch) < 2 || len(ch) > 4 {
+		t.Fatalf("changes after moving the selection: %v", ch)
+	}
+	r := h.must("send_keys", map[string]any{"session_id": id, "keys": "Enter", "exit": true, "timeoutMs": 5000})
+	if r["reason"] != "exit" || !strings.Contains(screenOf(t, r), "selected:") {
+		t.Fatalf("enter: %v", r)
+	}
+}
+
+// TestEditorApp: the editor test app asks for the cursor position (the
+// screen answers it), takes typed and bracketed-pasted text, saves.
+func TestEditorApp(t *testing.T) {
+	app := testapps.Build(t, "editor")
+	h := startHost(t)
+	file := filepath.Join(t.TempDir(), "doc.txt")
+	id := h.must("launch_app", map[string]any{"command": app, "args": []string{file}})["session_id"].(string)
+	h.screenHas(id, "cpr ok")
+	h.must("send_keys", map[string]any{"session_id": id, "text": "typed", "keys": "Enter"})
+	h.must("send_keys", map[string]any{"session_id": id, "paste": "pasted\x1b[201~still pasted"})
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "C-s"})
+	h.screenHas(id, "saved")
+	b, _ := os.ReadFile(file)
+	if got := string(b); !strings.Contains(got, "typed\n") || !strings.Contains(got, "pastedstill pasted") {
+		t.Fatalf("file = %q", got)
+	}
+	r := h.must("send_keys", map[string]any{"session_id": id, "keys": "C-q", "exit": true, "timeoutMs": 5000})
+	if r["reason"] != "exit" || r["exit_code"] != 0.0 {
+		t.Fatalf("quit: %v", r)
+	}
+}
+
+// TestProgressApp: a bar redrawn with CR; the screen shows the last frame.
+func TestProgressApp(t *testing.T) {
+	app := testapps.Build(t, "progress")
+	h := startHost(t)
+	id := h.must("launch_app", map[string]any{"command": app, "args": []string{"-steps", "20", "-delay", "5ms"}})["session_id"].(string)
+	r := h.must("wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 10000, "view": "ansi"})
+	sc := r["screen"].(map[string]any)["content"].(string)
+	if !strings.Contains(sc, "100%") || !strings.Contains(sc, "done") || strings.Contains(sc, " 50%") || !strings.Contains(sc, "32m[#") {
+		t.Fatalf("final screen: %q", sc)
 	}
 }
 

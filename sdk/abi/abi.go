@@ -154,6 +154,11 @@ type Manifest struct {
 	// with its scrollback) sets it so an instance stays well inside its
 	// memory cap; the pool grows past its usual size to honour it.
 	SessionsPerInstance int `json:"sessionsPerInstance,omitempty"`
+	// Bounded says every call returns in time bounded by its input (no
+	// unbounded loop; fuzzed): the host may then run the plugin without
+	// termination checks. termhost honours it only for the plugins
+	// embedded in its binary, never for a file from the plugin directory.
+	Bounded bool `json:"bounded,omitempty"`
 	// Sessions lists the session kinds the plugin handles ("telnet",
 	// "ssh", "pty"); empty means all. The host refuses to attach it to
 	// another kind, and its canary opens each listed kind.

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/termhost/termhost/internal/wasmhost"
+	"github.com/termhost/termhost/plugins/vt/core"
+	"github.com/termhost/termhost/sdk/abi"
+)
+
+// BenchmarkScreen: the vt plugin fed 1 MiB payloads in 32 KiB chunks (as
+// the session's pump delivers them): natively (the core alone), and inside
+// wazero as a plugin, guarded (termhost's default for every plugin) and
+// unguarded. MB/s per payload.
+func BenchmarkScreen(b *testing.B) {
+	payloads := core.Payloads()
+	names := make([]string, 0, len(payloads))
+	for n := range payloads {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	wasm, err := os.ReadFile("vt.wasm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range names {
+		p := payloads[name]
+		b.Run(name+"/native", func(b *testing.B) {
+			t := core.New(core.Options{})
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				for off := 0; off < len(p); off += 32 << 10 {
+					t.Write(p[off:min(off+32<<10, len(p))])
+					t.Replies()
+				}
+			}
+		})
+		for _, guard := range []bool{true, false} {
+			label := "wasm-unguarded"
+			if guard {
+				label = "wasm-guarded"
+			}
+			b.Run(name+"/"+label, func(b *testing.B) {
+				ctx := context.Background()
+				m, err := wasmhost.Compile(ctx, wasm, wasmhost.Options{Guard: guard})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close(ctx)
+				in, err := m.Instantiate(ctx, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer in.Close()
+				if _, err := in.Open(1, abi.KindPTY, []byte(`{"cols":80,"rows":24}`)); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(p)))
+				for b.Loop() {
+					for off := 0; off < len(p); off += 32 << 10 {
+						if _, _, err := in.Data(1, abi.Inbound, p[off:min(off+32<<10, len(p))]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
