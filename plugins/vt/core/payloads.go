@@ -69,4 +69,3 @@ func Payloads() map[string][]byte {
 	p["unicode"] = []byte(b.String())
 	return p
 }
-
