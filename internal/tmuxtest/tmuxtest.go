@@ -106,7 +106,9 @@ func Start(t testing.TB, cols, rows int, env []string, command string, args ...s
 }
 
 // SendKeys sends tmux key names.
-func (s *Session) SendKeys(keys ...string) { s.must(append([]string{"send-keys", "-t", "0"}, keys...)...) }
+func (s *Session) SendKeys(keys ...string) {
+	s.must(append([]string{"send-keys", "-t", "0"}, keys...)...)
+}
 
 // SendLiteral types text.
 func (s *Session) SendLiteral(text string) { s.must("send-keys", "-t", "0", "-l", text) }

@@ -137,7 +137,9 @@ func TestOracleHtop(t *testing.T) {
 func TestOracleVttest(t *testing.T) {
 	need(t, "vttest")
 	s := tmuxtest.Start(t, 80, 24, nil, "vttest")
-	s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "Enter choice number") }, 10*time.Second)
+	s.WaitFor(t, func(sc tmuxtest.Screen) bool {
+		return strings.Contains(strings.Join(sc.Rows, "\n"), "Enter choice number")
+	}, 10*time.Second)
 	compare(t, s, s.Settle(t, 200*time.Millisecond, 10*time.Second), 80, 24, "main menu")
 	for _, menu := range []string{"1", "2", "8"} {
 		s.SendLiteral(menu)
