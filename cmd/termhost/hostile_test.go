@@ -813,11 +813,13 @@ func TestHostileEndedSessions(t *testing.T) {
 		t.Errorf("10 s after %d sessions ended, the server still holds %d sockets (%d before): ended sessions keep their connections open", n, held, before)
 	}
 	// Memory given back to the system lags the discards a little.
-	// Every session has a screen (the vt plugin, in instances of 8
-	// sessions each); the limit counts the plugins' compiled code and pool.
+	// The bound: an idle server (~120 MB: three compiled plugins, the vt
+	// screen among them), the ended sessions' 64 MiB (buffers and frozen
+	// screens), the plugins' pools, and what the collector has not yet
+	// returned on a loaded machine.
 	var rss int64
-	if !waitFor(10*time.Second, func() bool { rss = h.rssMB(); return rss <= 256 }) {
-		t.Errorf("10 s after %d ended sessions of 1 MiB each, the server's RSS is %d MB (limit 256 MB): ended sessions are not bounded in bytes", n, rss)
+	if !waitFor(10*time.Second, func() bool { rss = h.rssMB(); return rss <= 320 }) {
+		t.Errorf("10 s after %d ended sessions of 1 MiB each, the server's RSS is %d MB (limit 320 MB): ended sessions are not bounded in bytes", n, rss)
 	}
 	t.Logf("RSS after %d ended sessions: %d MB (peak %d MB)", n, rss, h.peakMB())
 	r := h.call(10*time.Second, "telnet_read", map[string]any{"sessionId": ids[0]})

@@ -83,15 +83,22 @@ func (s *Session) release() {
 			s.mu.Unlock()
 		}()
 	}
+	locked := false
 	if err := s.lockChain(nil, s.cfg.CallGrace); err != nil {
 		s.log.Warn("session's plugins released while a call in them does not return", "err", err)
 	} else {
+		locked = true
 		defer s.unlockChain()
 	}
 	for _, b := range s.chain {
 		b.Close()
 	}
 	s.freezeScreen()
+	if locked {
+		// An ended session keeps bytes to read, not the walk's working
+		// memory (up to a MiB of arena and the screen's scratch).
+		s.w = walker{s: s}
+	}
 	// Keep only what can still be read, in storage of its size.
 	s.buf.Compact(s.buf.Tail())
 	close(s.released)
