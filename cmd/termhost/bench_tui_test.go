@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,8 +159,7 @@ func BenchmarkPTYSessionMemory(b *testing.B) {
 		after := h.rssMB()
 		b.ReportMetric(float64(after-before)/n, "MB/session")
 		b.ReportMetric(float64(after), "MB-total")
-		b.Logf("RSS %d MB before, %d MB with %d sessions (%s)", before, after, n, strconv.Itoa(n))
+		b.Logf("RSS %d MB before, %d MB with %d sessions", before, after, n)
 		h.stop()
 	}
-	_ = fmt.Sprint
 }
