@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/internal/devsim"
 	"github.com/termhost/termhost/internal/testapps"
 )
 
@@ -448,4 +450,107 @@ func alive(pids []int) []int {
 		out = append(out, p)
 	}
 	return out
+}
+
+// TestScreenToolsOnEveryKind: a Telnet session is viewed, keyed, resized
+// (NAWS reaches the device) like a local program; get_screen_size and
+// resize_terminal on a PTY (the program sees the new size).
+func TestScreenToolsOnEveryKind(t *testing.T) {
+	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{EOR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	host, p, _ := net.SplitHostPort(dev.Addr())
+	port, _ := strconv.Atoi(p)
+	h := startHost(t)
+	id := h.must("telnet_connect", map[string]any{"host": host, "port": port, "name": "dev"})["sessionId"].(string)
+	h.screenHas(id, "Username:")
+	h.must("send_keys", map[string]any{"session_id": "dev", "text": "admin", "keys": "Enter"})
+	h.screenHas(id, "Password:")
+	h.must("send_keys", map[string]any{"session_id": id, "text": "termhost", "keys": "Enter", "prompt": true, "timeoutMs": 5000})
+	h.screenHas(id, "edge-r1>")
+	v := h.must("view_screen", map[string]any{"session_id": id})
+	if v["cols"] != 80.0 || v["rows"] != 24.0 || v["cursor"].(map[string]any)["col"].(float64) < 8 {
+		t.Fatalf("telnet screen: %v", v)
+	}
+	h.must("resize_terminal", map[string]any{"session_id": id, "cols": 132, "rows": 40})
+	if !waitFor(5*time.Second, func() bool {
+		for _, s := range dev.Sessions() {
+			if s.Width == 132 && s.Height == 40 {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("NAWS did not follow resize_terminal: %+v", dev.Sessions())
+	}
+	if s := h.must("get_screen_size", map[string]any{"session_id": id}); s["cols"] != 132.0 || s["rows"] != 40.0 {
+		t.Fatalf("size: %v", s)
+	}
+	if v := h.must("view_screen", map[string]any{"session_id": id}); v["cols"] != 132.0 {
+		t.Fatalf("screen not resized: %v", v)
+	}
+	// A list of every kind.
+	pid := h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-c", `trap 'stty size' WINCH; stty size; while :; do sleep 0.05; done`}})["session_id"].(string)
+	h.screenHas(pid, "24 80")
+	h.must("resize_terminal", map[string]any{"session_id": pid, "cols": 100, "rows": 30})
+	h.screenHas(pid, "30 100")
+	kinds := map[string]bool{}
+	for _, s := range h.must("list_sessions", map[string]any{})["sessions"].([]any) {
+		kinds[s.(map[string]any)["kind"].(string)] = true
+	}
+	if !kinds["telnet"] || !kinds["pty"] {
+		t.Fatalf("list_sessions kinds: %v", kinds)
+	}
+	if c := h.must("get_cursor_position", map[string]any{"session_id": pid}); c["visible"] != true {
+		t.Fatalf("cursor: %v", c)
+	}
+}
+
+// TestTesterBadArguments: bad input to the tester tools gets a code and a
+// message naming the field; the server keeps serving.
+func TestTesterBadArguments(t *testing.T) {
+	h := startHost(t)
+	pid := h.must("launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"view_screen", map[string]any{"session_id": "nope"}, "SESSION_NOT_FOUND"},
+		{"view_screen", map[string]any{"session_id": pid, "format": "html"}, "INVALID_INPUT: invalid arguments: format: must be one of plain, ansi, raw or scrollback"},
+		{"view_screen", map[string]any{}, "INVALID_INPUT: invalid arguments: session_id: required"},
+		{"send_keys", map[string]any{"session_id": pid, "keys": "Entr"}, `INVALID_INPUT: invalid arguments: keys: "Entr" is not a key name`},
+		{"send_keys", map[string]any{"session_id": pid, "keys": []any{"Enter", 5}}, "INVALID_INPUT: invalid arguments: keys[1]: must be a string"},
+		{"send_keys", map[string]any{"session_id": pid, "keys": 5}, "INVALID_INPUT: invalid arguments: keys: must be a string or an array"},
+		{"send_keys", map[string]any{"session_id": pid}, "INVALID_INPUT: invalid arguments: keys: give keys, text or paste"},
+		{"send_keys", map[string]any{"session_id": pid, "text": "x", "until": "("}, "INVALID_INPUT: invalid arguments: until:"},
+		{"resize_terminal", map[string]any{"session_id": pid, "cols": 0, "rows": 10}, "INVALID_INPUT: invalid arguments: cols: must be an integer between 1 and 1000, got 0"},
+		{"resize_terminal", map[string]any{"session_id": pid, "cols": 80, "rows": 1e9}, "INVALID_INPUT: invalid arguments: rows: must be an integer between 1 and 1000"},
+		{"launch_app", map[string]any{"command": ""}, "INVALID_INPUT: invalid arguments: command: must name a program"},
+		{"launch_app", map[string]any{"command": "no-such-program-xyz"}, "not found"},
+		{"launch_app", map[string]any{"command": "cat", "env": map[string]any{"A": 1}}, "INVALID_INPUT: invalid arguments: env.A: must be a string"},
+		{"launch_app", map[string]any{"command": "cat", "cwd": "/no/such/dir"}, "/no/such/dir"},
+		{"wait_for", map[string]any{"session_id": pid}, "INVALID_INPUT: invalid arguments: until: give at least one condition"},
+		{"wait_for", map[string]any{"session_ids": []any{pid, "nope"}, "idleMs": 10}, "SESSION_NOT_FOUND"},
+		{"wait_for", map[string]any{"session_id": pid, "onScreen": true}, "INVALID_INPUT: invalid arguments: onScreen: needs until"},
+		{"stop_app", map[string]any{"session_id": ""}, "INVALID_INPUT: invalid arguments: session_id: must be a session id or name"},
+		{"restart_app", map[string]any{"session_id": "nope"}, "SESSION_NOT_FOUND"},
+		{"view_screen", map[string]any{"session_id": pid, "limit": 0}, "INVALID_INPUT: invalid arguments: limit: must be an integer between 1 and 5000, got 0"},
+	}
+	for _, c := range cases {
+		r := h.call(10*time.Second, c.tool, c.args)
+		if !r.isErr || !strings.Contains(r.msg, c.want) {
+			t.Errorf("%s %v: %v; want an error containing %q", c.tool, c.args, r, c.want)
+		}
+	}
+	// A Telnet-only tool refuses a PTY session, and says so.
+	if r := h.call(5*time.Second, "kill_pty", map[string]any{"processId": "nope"}); !r.isErr {
+		t.Errorf("kill_pty of nothing: %v", r)
+	}
+	h.alive("after bad arguments")
+	if r := h.must("send_keys", map[string]any{"session_id": pid, "text": "still-alive\r", "until": "still-alive", "timeoutMs": 5000}); r["reason"] != "matched" {
+		t.Fatalf("session after bad arguments: %v", r)
+	}
 }
