@@ -554,3 +554,20 @@ func TestTesterBadArguments(t *testing.T) {
 		t.Fatalf("session after bad arguments: %v", r)
 	}
 }
+
+// TestBubbleTeaApp: a Bubble Tea program driven through the screen.
+func TestBubbleTeaApp(t *testing.T) {
+	app := testapps.Build(t, "bubbletea")
+	h := startHost(t)
+	id := h.must("launch_app", map[string]any{"command": app})["session_id"].(string)
+	h.screenHas(id, "> apple")
+	if v := h.must("view_screen", map[string]any{"session_id": id}); v["alt_screen"] != true {
+		t.Fatalf("not on the alternate screen: %v", v)
+	}
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "Down Down"})
+	h.screenHas(id, "> cherry")
+	r := h.must("send_keys", map[string]any{"session_id": id, "keys": "Enter", "exit": true, "timeoutMs": 10000})
+	if r["reason"] != "exit" || r["exit_code"] != 0.0 || !strings.Contains(screenOf(t, r), "chose: cherry") {
+		t.Fatalf("enter: %v", r)
+	}
+}

@@ -2,7 +2,8 @@
 // echo (line-oriented), menu (a full-screen menu with a reverse-video
 // selection, under application cursor keys), progress (a bar redrawn with
 // CR) and editor (a tiny full-screen editor with bracketed paste and a
-// cursor-position query). Build compiles one for a test.
+// cursor-position query), and bubbletea (a Bubble Tea list, in a Go module
+// of its own). Build compiles one for a test.
 package testapps
 
 import (

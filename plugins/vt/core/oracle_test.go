@@ -170,3 +170,13 @@ func TestOracleMenuApp(t *testing.T) {
 	s.SendKeys("Down", "Down")
 	compare(t, s, s.Settle(t, 100*time.Millisecond, 10*time.Second), 60, 12, "moved")
 }
+
+func TestOracleBubbleTea(t *testing.T) {
+	app := testapps.Build(t, "bubbletea")
+	s := tmuxtest.Start(t, 80, 24, nil, app)
+	s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "> apple") }, 10*time.Second)
+	compare(t, s, s.Settle(t, 200*time.Millisecond, 10*time.Second), 80, 24, "list")
+	s.SendKeys("Down", "Down")
+	s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "> cherry") }, 10*time.Second)
+	compare(t, s, s.Settle(t, 200*time.Millisecond, 10*time.Second), 80, 24, "moved")
+}
