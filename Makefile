@@ -66,6 +66,12 @@ bench: build
 	$(GO) test -run '^$$' -bench 'IdleSessionMemory|ToolsListSize' -benchtime 3x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'ToolCallLatency' -benchtime 3000x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'Hostile' -benchtime 2x ./cmd/termhost/
+	@echo "the VT emulator: native, in wazero (guarded, unguarded), and tmux on the same payloads:"
+	$(GO) test -run '^$$' -bench 'Write$$|Render' -benchmem -benchtime $(BENCHTIME) ./plugins/vt/core/
+	$(GO) test -run '^$$' -bench 'Screen' -benchtime 10x ./plugins/vt/
+	$(GO) test -run '^$$' -bench 'TUILatency' -benchtime 500x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'CatThroughput' -benchtime 3x -timeout 30m ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'PTYSessionMemory' -benchtime 1x ./cmd/termhost/
 
 demo:
 	$(GO) run ./cmd/termhost demo

@@ -62,8 +62,9 @@ func BenchmarkTUILatency(b *testing.B) {
 
 // BenchmarkCatThroughput: `cat` of a 100 MB text file through a PTY
 // session into the screen (PTY → chain → ring → vt) until the process
-// exits, and the same file through tmux in the same run. MB/s each, and
-// the ratio.
+// exits; the same bytes from a Telnet peer (TCP → telnet → ring → vt)
+// until it hangs up; and the file through tmux in the same run. MB/s
+// each, and the PTY's ratio to tmux.
 func BenchmarkCatThroughput(b *testing.B) {
 	const size = 100 << 20
 	file := filepath.Join(b.TempDir(), "big.txt")
@@ -77,7 +78,12 @@ func BenchmarkCatThroughput(b *testing.B) {
 	}
 	f.Close()
 	c := startLean(b, "--log-level", "warn")
-	var ours, tmux []float64
+	data, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	peer := startPeer(b, 0, burstThenClose(data))
+	var ours, telnet, tmux []float64
 	for b.Loop() {
 		start := time.Now()
 		id := c.call(b, "launch_app", map[string]any{"command": "cat", "args": []string{file}})["session_id"].(string)
@@ -87,11 +93,21 @@ func BenchmarkCatThroughput(b *testing.B) {
 		}
 		ours = append(ours, size/time.Since(start).Seconds()/1e6)
 		c.call(b, "stop_app", map[string]any{"session_id": id})
+
+		start = time.Now()
+		tid := c.call(b, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": peer.port})["sessionId"].(string)
+		r = c.call(b, "wait_for", map[string]any{"session_id": tid, "exit": true, "timeoutMs": 300000})
+		if r["reason"] != "exit" {
+			b.Fatalf("telnet: %v", r)
+		}
+		telnet = append(telnet, size/time.Since(start).Seconds()/1e6)
+		c.call(b, "telnet_disconnect", map[string]any{"sessionId": tid})
 		if _, err := exec.LookPath("tmux"); err == nil {
 			tmux = append(tmux, tmuxCat(b, file, size))
 		}
 	}
-	b.ReportMetric(median64(ours), "MB/s-termhost")
+	b.ReportMetric(median64(ours), "MB/s-pty")
+	b.ReportMetric(median64(telnet), "MB/s-telnet")
 	if len(tmux) > 0 {
 		b.ReportMetric(median64(tmux), "MB/s-tmux")
 		b.ReportMetric(median64(ours)/median64(tmux), "x-tmux")
