@@ -191,6 +191,9 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 	return in, true, nil
 }
 
+// idleMemKeep is the most linear memory an idle pooled instance keeps.
+const idleMemKeep = 16 << 20
+
 // release unpins one session from in. An instance of a per-session plugin
 // is closed with its session; the last session of a retired version closes
 // the version.
@@ -200,7 +203,10 @@ func (v *version) release(in *instance) {
 	v.sessions--
 	// Idle instances beyond the pool's size (grown for sessionsPerInstance)
 	// are closed too: their memory goes back at once.
-	closeInst := in.load == 0 && (v.man.PerSession() || len(v.insts) > v.r.cfg.PoolSize) && v.removeLocked(in)
+	// An idle instance whose memory grew large (a screen that held
+	// scrollbacks) is closed as well: wasm memory never shrinks.
+	closeInst := in.load == 0 && (v.man.PerSession() || len(v.insts) > v.r.cfg.PoolSize ||
+		in.wi.MemSize() > idleMemKeep) && v.removeLocked(in)
 	closeNow := v.retired && v.sessions == 0 && !v.closed
 	v.mu.Unlock()
 	if closeInst {
