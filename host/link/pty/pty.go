@@ -162,7 +162,7 @@ func (p *PTY) Read(b []byte) (int, error) {
 	for {
 		n, err := p.f.Read(b)
 		if n > 0 {
-			return n, nil
+			return p.more(b, n), nil
 		}
 		switch {
 		case errors.Is(err, syscall.EIO):
@@ -184,6 +184,29 @@ func (p *PTY) Read(b []byte) (int, error) {
 		}
 		return n, err
 	}
+}
+
+// more appends to b[:n] what the terminal already holds, without waiting:
+// a PTY hands out at most about 4 KiB per read, and every read is a walk
+// through the plugins, so a burst is taken in as few reads as the buffer
+// allows.
+func (p *PTY) more(b []byte, n int) int {
+	rc, err := p.f.SyscallConn()
+	if err != nil {
+		return n
+	}
+	for n < len(b) {
+		m := 0
+		rc.Read(func(fd uintptr) bool {
+			m, _ = unix.Read(int(fd), b[n:])
+			return true // never wait: only what is there now
+		})
+		if m <= 0 {
+			break
+		}
+		n += m
+	}
+	return n
 }
 
 // pending is how many bytes of output wait in the terminal.
