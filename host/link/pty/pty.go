@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,11 +57,25 @@ type PTY struct {
 	closed    bool
 }
 
+// unignore makes sure the children get SIGINT and SIGHUP at their default:
+// a signal ignored when termhost started (run in the background, or under
+// nohup) would stay ignored in every program it starts, and neither ^C nor
+// a hang-up would reach them. Catching it (into a channel nobody reads)
+// resets it for children and still ignores it here.
+var unignore sync.Once
+
 // Start starts cfg.Command under a new PTY.
 func Start(cfg Config) (*PTY, error) {
 	if cfg.Command == "" {
 		return nil, errors.New("no command given")
 	}
+	unignore.Do(func() {
+		for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGHUP} {
+			if signal.Ignored(sig) {
+				signal.Notify(make(chan os.Signal, 1), sig)
+			}
+		}
+	})
 	path, err := exec.LookPath(cfg.Command)
 	if err != nil {
 		if strings.Contains(cfg.Command, "/") {

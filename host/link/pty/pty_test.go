@@ -338,3 +338,35 @@ func TestChildDiesWithServer(t *testing.T) {
 		t.Fatalf("child %d outlived its holder", child)
 	}
 }
+
+// TestIgnoredSignalsAreNotInherited: a server started with SIGINT and
+// SIGHUP ignored (in the background, under nohup) still starts programs
+// that ^C and a hang-up reach.
+func TestIgnoredSignalsAreNotInherited(t *testing.T) {
+	if os.Getenv("TERMHOST_PTY_IGNORED") != "" {
+		p, err := Start(Config{Command: "sh", Args: []string{"-c", "grep -E '^SigIgn' /proc/self/status"}, Env: os.Environ()})
+		if err != nil {
+			os.Exit(2)
+		}
+		b, _ := io.ReadAll(p)
+		os.Stdout.Write(b)
+		os.Exit(0)
+	}
+	cmd := exec.Command("sh", "-c", `trap '' INT HUP; exec "$0" -test.run '^TestIgnoredSignalsAreNotInherited$'`, os.Args[0])
+	cmd.Env = append(os.Environ(), "TERMHOST_PTY_IGNORED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	f := strings.Fields(string(out))
+	if len(f) < 2 {
+		t.Fatalf("child said %q", out)
+	}
+	mask, err := strconv.ParseUint(f[1], 16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mask&(1<<(syscall.SIGINT-1)) != 0 || mask&(1<<(syscall.SIGHUP-1)) != 0 {
+		t.Fatalf("the program started with SIGINT or SIGHUP ignored: SigIgn %s", f[1])
+	}
+}
