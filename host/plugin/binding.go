@@ -36,6 +36,7 @@ type Binding struct {
 
 	ver    atomic.Pointer[version] // for Plugin()
 	closed atomic.Bool
+	resets atomic.Uint64 // times the session was reopened on another instance (see Resets)
 
 	amu    sync.Mutex // guards async, asyncQ, asyncN, ckpt
 	async  func([]abi.Emission)
@@ -199,6 +200,12 @@ func (b *Binding) FailOpen() bool {
 	v := b.ver.Load()
 	return v == nil || v.man.FailOpen()
 }
+
+// Resets counts the times the session was reopened on another instance
+// after a failure: its state there is its newest checkpoint, or nothing. A
+// screen, which keeps no checkpoints, is rebuilt by its session from the
+// raw buffer when this changes.
+func (b *Binding) Resets() uint64 { return b.resets.Load() }
 
 // OnAsync sets the callback that receives emissions made outside a call on
 // this Binding: on_open's (during Attach) and on_tick's. Emissions queued

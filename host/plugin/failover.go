@@ -47,6 +47,9 @@ func (b *Binding) reattach(s wasmhost.Sink) (outcome string, err error) {
 	}
 	err = b.openOn(v, in, ck, s)
 	in.unlock()
+	if err == nil || errors.As(err, new(*importError)) {
+		b.resets.Add(1)
+	}
 	var ie *importError
 	switch {
 	case errors.As(err, &ie):

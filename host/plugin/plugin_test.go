@@ -392,9 +392,16 @@ func TestFailoverWithoutCheckpoint(t *testing.T) {
 	r := open(t, Config{Embedded: embedded(counter1)})
 	a := attach(t, r, "counter", `{"no_checkpoint":true}`)
 	send(t, a, "a1")
+	if a.Resets() != 0 {
+		t.Fatalf("resets before any failure: %d", a.Resets())
+	}
 	got, evs := send(t, a, "once:panic")
 	if got != "[1.0.0 #1] once:panic" || len(evs) != 1 || !strings.Contains(evs[0].Outcome, "reopened without state") {
 		t.Errorf("%q %+v", got, evs)
+	}
+	// A screen uses this to know it must be rebuilt from the buffer.
+	if a.Resets() != 1 {
+		t.Errorf("resets after a fail-over: %d, want 1", a.Resets())
 	}
 }
 

@@ -28,7 +28,10 @@ type fake struct {
 	async  func([]abi.Emission)
 	closed atomic.Bool
 	calls  atomic.Int64
+	resets atomic.Uint64 // bumped to play a fail-over that lost the state
 }
+
+func (f *fake) Resets() uint64 { return f.resets.Load() }
 
 func (f *fake) Data(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
 	f.calls.Add(1)

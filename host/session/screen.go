@@ -209,3 +209,43 @@ func (s *Session) AwaitExit(ctx context.Context, d time.Duration) (link.ExitStat
 		}
 	}
 }
+
+// resetter is a binding that says when its session was reopened on another
+// instance after a failure (host/plugin.Binding).
+type resetter interface{ Resets() uint64 }
+
+func screenResets(b Binding) uint64 {
+	if r, ok := b.(resetter); ok {
+		return r.Resets()
+	}
+	return 0
+}
+
+// dropSink takes a call's emissions and keeps none.
+type dropSink struct{}
+
+func (dropSink) Emit(abi.Stream, []byte) {}
+func (dropSink) Discard()                {}
+
+// rebuildScreen gives a screen that lost its state (its instance failed and
+// it keeps no checkpoints) the session's raw buffer again, after a reset
+// (RIS): the buffer and the screen saw the same bytes (SPEC SES-5), so
+// replaying them rebuilds the screen as far as the buffer reaches. Its
+// answers to queries in the replayed bytes were sent long ago: dropped.
+// Called holding the chain.
+func (s *Session) rebuildScreen() {
+	const chunk = 32 << 10
+	if _, err := s.screen.Data(abi.Inbound, []byte("\x1bc"), dropSink{}); err != nil {
+		return
+	}
+	all := s.buf.ReadStaged(nil, s.buf.Tail())
+	for p := all; len(p) > 0; {
+		n := min(len(p), chunk)
+		if _, err := s.screen.Data(abi.Inbound, p[:n], dropSink{}); err != nil {
+			s.log.Warn("screen not rebuilt from the buffer", "err", err)
+			return
+		}
+		p = p[n:]
+	}
+	s.log.Info("screen rebuilt from the buffer after its plugin failed", "bytes", len(all))
+}

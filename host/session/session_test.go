@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"regexp/syntax"
 	"strings"
 	"sync"
@@ -621,5 +622,56 @@ func TestStopIsGraceful(t *testing.T) {
 	pb.mu.Unlock()
 	if len(stops) != 1 || stops[0] != [2]time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
 		t.Fatalf("shutdown stop = %v", stops)
+	}
+}
+
+// TestScreenRebuiltAfterFailOver: a screen whose plugin failed and was
+// reopened without state gets a reset and the whole raw buffer again, its
+// answers to replayed queries dropped; then it goes on with new output.
+func TestScreenRebuiltAfterFailOver(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	var mu sync.Mutex
+	var fed []byte
+	var answers int
+	screen := &fake{name: "screen"}
+	screen.data = func(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
+		mu.Lock()
+		fed = append(fed, p...)
+		mu.Unlock()
+		if bytes.Contains(p, []byte("\x1b[6n")) {
+			s.Emit(abi.ToPeer, []byte("R"))
+			answers++
+		}
+		if bytes.Contains(p, []byte("FAIL")) {
+			screen.resets.Add(1) // the instance died; this chunk was retried on a fresh one
+		}
+		return abi.Consumed, nil
+	}
+	s, peer, _ := testKind(t, r, Spec{}, nil, screen)
+	write(peer, "one\x1b[6n")
+	if got := readN(t, peer, 1); string(got) != "R" {
+		t.Fatalf("answer: %q", got)
+	}
+	read(t, s, WaitSpec{Until: MustCompilePattern(`one`), Timeout: 5 * time.Second})
+	write(peer, "two FAIL")
+	read(t, s, WaitSpec{Until: MustCompilePattern(`FAIL`), Timeout: 5 * time.Second})
+	write(peer, " three")
+	read(t, s, WaitSpec{Until: MustCompilePattern(`three`), Timeout: 5 * time.Second})
+	mu.Lock()
+	got := string(fed)
+	n := answers
+	mu.Unlock()
+	want := "one\x1b[6n" + "two FAIL" + "\x1bc" + "one\x1b[6ntwo FAIL" + " three"
+	if got != want {
+		t.Fatalf("screen fed %q\nwant         %q", got, want)
+	}
+	// The replayed query was answered by the screen, but nothing more
+	// reached the peer.
+	if n != 2 {
+		t.Fatalf("answers computed %d", n)
+	}
+	peer.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if b, _ := io.ReadAll(peer); len(b) != 0 {
+		t.Fatalf("the replay's answers reached the peer: %q", b)
 	}
 }
