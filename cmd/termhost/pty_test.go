@@ -321,6 +321,21 @@ func TestPTYTools(t *testing.T) {
 	if err != nil || !strings.Contains(res.Contents[0].Text, "got:abc") {
 		t.Fatalf("output resource: %v %v", res, err)
 	}
+	res, err = h.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "pty://session/" + pid + "/status"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, `"exitCode":0`) || !strings.Contains(res.Contents[0].Text, `"state":"terminated"`) {
+		t.Fatalf("status resource: %v %v", res, err)
+	}
+	res, err = h.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "pty://sessions/list"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, pid) {
+		t.Fatalf("list resource: %v %v", res, err)
+	}
+	if _, err := h.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "pty://session/nope/output"}); err == nil {
+		t.Fatal("a resource of no session was read")
+	}
+	tmpl, err := h.cs.ListResourceTemplates(context.Background(), nil)
+	if err != nil || len(tmpl.ResourceTemplates) != 2 {
+		t.Fatalf("resource templates: %v %v", tmpl, err)
+	}
 	// list_pty and read_pty come with activate_pty_tools.
 	if r := h.call(5*time.Second, "read_pty", map[string]any{"processId": pid}); !r.isErr {
 		t.Fatalf("read_pty before activation: %v", r)
