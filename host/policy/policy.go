@@ -1,0 +1,202 @@
+// Package policy holds the command rules of SPEC SSH-6: rules.json's
+// allow and deny regular expressions, checked before a command is sent.
+// Rules are a guard rail against mistakes, not a sandbox: a shell offers
+// endless ways to spell a command, and the patterns only see the text.
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/termhost/termhost/internal/watchfile"
+)
+
+// Rules are compiled allow and deny lists.
+type Rules struct {
+	Allow []*regexp.Regexp
+	Deny  []*regexp.Regexp
+}
+
+// BlockedError is a command the rules refuse (SPEC SSH-7 -32003).
+type BlockedError struct {
+	Command string
+	Rule    string // the deny pattern that matched, or "" when no allow pattern did
+}
+
+func (e *BlockedError) Error() string {
+	if e.Rule != "" {
+		return fmt.Sprintf("command blocked by rules.json: it matches the deny pattern %q", e.Rule)
+	}
+	return "command blocked by rules.json: it matches none of the allow patterns"
+}
+
+// Empty reports whether there are no rules (everything is allowed).
+func (r *Rules) Empty() bool { return r == nil || len(r.Allow)+len(r.Deny) == 0 }
+
+// Check says whether a command line may be sent: deny wins; a non-empty
+// allow list must match. Patterns search the whole line (anchor them with
+// ^ and $ to match it entirely).
+func (r *Rules) Check(cmd string) error {
+	if r == nil {
+		return nil
+	}
+	for _, d := range r.Deny {
+		if d.MatchString(cmd) {
+			return &BlockedError{Command: cmd, Rule: d.String()}
+		}
+	}
+	if len(r.Allow) == 0 {
+		return nil
+	}
+	for _, a := range r.Allow {
+		if a.MatchString(cmd) {
+			return nil
+		}
+	}
+	return &BlockedError{Command: cmd}
+}
+
+// Parse reads rules.json: {"allow": [regex…], "deny": [regex…]} in Go's
+// RE2 syntax. Each mistake names the list, the index and the pattern.
+func Parse(data []byte) (*Rules, error) {
+	var f struct {
+		Allow []string `json:"allow"`
+		Deny  []string `json:"deny"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("not valid JSON: syntax error at byte %d", se.Offset)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, errors.New("not valid JSON: the file ends too early")
+		}
+		return nil, fmt.Errorf("not the expected {\"allow\": [regex…], \"deny\": [regex…]}: %v", err)
+	}
+	r := &Rules{}
+	for _, l := range []struct {
+		name string
+		src  []string
+		dst  *[]*regexp.Regexp
+	}{{"allow", f.Allow, &r.Allow}, {"deny", f.Deny, &r.Deny}} {
+		for i, p := range l.src {
+			if p == "" {
+				return nil, fmt.Errorf("%s[%d]: an empty pattern would match every command", l.name, i)
+			}
+			re, err := regexp.Compile(p)
+			if err != nil {
+				return nil, fmt.Errorf("%s[%d] %q is not a valid RE2 pattern: %v", l.name, i, p, errors.Unwrap(err))
+			}
+			*l.dst = append(*l.dst, re)
+		}
+	}
+	return r, nil
+}
+
+// Store is rules.json, reloaded when it changes; a file that fails to
+// load keeps the last good rules. A missing file means no rules.
+type Store struct {
+	path string
+	log  *slog.Logger
+
+	mu      sync.RWMutex
+	rules   *Rules
+	loadErr error
+	w       *watchfile.Watcher
+}
+
+// NewStore loads path now; on failure the store holds no rules, keeps the
+// reason for Err, and returns it.
+func NewStore(path string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{path: path, log: log, rules: &Rules{}}
+	return s, s.Reload()
+}
+
+// Path is the rules file.
+func (s *Store) Path() string { return s.path }
+
+// Reload reads the file again; on failure the previous rules stay.
+func (s *Store) Reload() error {
+	r, err := loadFile(s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.loadErr = fmt.Errorf("rules file %s: %w", s.path, err)
+		return s.loadErr
+	}
+	s.rules, s.loadErr = r, nil
+	return nil
+}
+
+func loadFile(path string) (*Rules, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Rules{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
+// Rules are the rules in force.
+func (s *Store) Rules() *Rules {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.rules
+}
+
+// Check checks cmd against the rules in force.
+func (s *Store) Check(cmd string) error { return s.Rules().Check(cmd) }
+
+// Err is why the newest load failed, or nil.
+func (s *Store) Err() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.loadErr
+}
+
+// Watch reloads the file whenever it changes; Close stops it.
+func (s *Store) Watch() error {
+	w, err := watchfile.Watch(s.path, 150*time.Millisecond, func() {
+		if err := s.Reload(); err != nil {
+			s.log.Warn("rules not reloaded; the last good rules stay in force", "reason", err.Error())
+			return
+		}
+		r := s.Rules()
+		s.log.Info("rules reloaded", "file", s.path, "allow", len(r.Allow), "deny", len(r.Deny))
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+	return nil
+}
+
+// Close stops watching.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	w := s.w
+	s.w = nil
+	s.mu.Unlock()
+	if w != nil {
+		return w.Close()
+	}
+	return nil
+}

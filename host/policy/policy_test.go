@@ -1,0 +1,131 @@
+package policy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustParse(t *testing.T, s string) *Rules {
+	t.Helper()
+	r, err := Parse([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestCheck(t *testing.T) {
+	r := mustParse(t, `{"allow": ["^(ls|cat|echo|cd)\\b"], "deny": ["rm\\s+-rf\\s+/", "\\bcat\\s+/etc/shadow"]}`)
+	for _, c := range []struct {
+		cmd  string
+		ok   bool
+		rule string
+	}{
+		{"ls -la", true, ""},
+		{"echo hi && cd /tmp", true, ""},
+		{"cat /etc/shadow", false, `\bcat\s+/etc/shadow`},
+		{"ls; rm -rf /", false, `rm\s+-rf\s+/`},
+		{"uname -a", false, ""},
+	} {
+		err := r.Check(c.cmd)
+		if (err == nil) != c.ok {
+			t.Errorf("Check(%q) = %v, want ok=%v", c.cmd, err, c.ok)
+			continue
+		}
+		var be *BlockedError
+		if err != nil && (!errors.As(err, &be) || be.Rule != c.rule) {
+			t.Errorf("Check(%q) = %#v, want rule %q", c.cmd, err, c.rule)
+		}
+	}
+	deny := mustParse(t, `{"deny": ["shutdown"]}`)
+	if deny.Check("uptime") != nil || deny.Check("sudo shutdown -h now") == nil {
+		t.Error("deny-only rules: everything else must pass, the pattern must block")
+	}
+	if (&Rules{}).Check("anything") != nil || (*Rules)(nil).Check("x") != nil {
+		t.Error("no rules must allow everything")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{`, "not valid JSON"},
+		{`{"allow": "ls"}`, "allow"},
+		{`{"deny": ["("]}`, `deny[0] "(" is not a valid RE2 pattern`},
+		{`{"allow": ["ok", ""]}`, "allow[1]: an empty pattern"},
+		{`{"alow": []}`, `unknown field "alow"`},
+		{`{"deny": ["(?=x)"]}`, "deny[0]"},
+	} {
+		_, err := Parse([]byte(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%s) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestStoreReload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.json")
+	s, err := NewStore(path, nil)
+	if err != nil || !s.Rules().Empty() {
+		t.Fatalf("missing file: %v", err)
+	}
+	if err := s.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	os.WriteFile(path, []byte(`{"deny": ["reboot"]}`), 0o644)
+	wait(t, func() bool { return s.Check("reboot") != nil })
+	os.WriteFile(path, []byte(`{"deny": ["(reboot"]}`), 0o644)
+	wait(t, func() bool { return s.Err() != nil })
+	if s.Check("reboot") == nil {
+		t.Error("a bad file dropped the last good rules")
+	}
+	if !strings.Contains(s.Err().Error(), path) {
+		t.Errorf("Err does not name the file: %v", s.Err())
+	}
+	os.Remove(path)
+	wait(t, func() bool { return s.Check("reboot") == nil })
+}
+
+func wait(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatal("condition not met within 10 s")
+}
+
+func TestTyped(t *testing.T) {
+	r := mustParse(t, `{"deny": ["^rm -rf /$"]}`)
+	var ty Typed
+	steps := []struct {
+		in      string
+		blocked bool
+		pending string
+	}{
+		{"rm -rf /tmp/x\n", false, ""},
+		{"rm -r", false, "rm -r"},
+		{"f /", false, "rm -rf /"},
+		{"\r", true, "rm -rf /"},         // blocked, state kept
+		{"\x7f\x7f\x7f", false, "rm -r"}, // backspace
+		{"f /\x1b[D\r", true, "rm -r"},   // an arrow key is skipped; nothing of a blocked input counts
+		{"\x15ls\r", false, ""},          // C-u clears the line
+		{"rm -rf /\x03", false, ""},      // C-c abandons it
+		{"echo é\x7f\r", false, ""},
+	}
+	for _, s := range steps {
+		err := ty.Check(r, []byte(s.in))
+		if (err != nil) != s.blocked {
+			t.Errorf("Check(%q) = %v, want blocked=%v", s.in, err, s.blocked)
+		}
+		if ty.Pending() != s.pending {
+			t.Errorf("after %q: pending %q, want %q", s.in, ty.Pending(), s.pending)
+		}
+	}
+}
