@@ -12,7 +12,10 @@ import (
 
 	"github.com/termhost/termhost/host/mcp"
 	"github.com/termhost/termhost/host/plugin"
+	"github.com/termhost/termhost/host/policy"
+	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/host/sshpool"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
@@ -38,6 +41,16 @@ type Config struct {
 	// cannot release a character early).
 	UTF8Hold time.Duration
 
+	// SSH (used when the ssh plugin is loaded): credentials.json and
+	// rules.json (both hot reloaded), termhost's own known_hosts (written
+	// on first use) and the user's ~/.ssh/known_hosts (read), and the
+	// limits of SPEC SSH-1 (zero values: the defaults).
+	CredentialsFile string
+	RulesFile       string
+	KnownHostsFile  string
+	UserKnownHosts  string
+	SSHLimits       sshpool.Limits
+
 	Logger *slog.Logger
 }
 
@@ -46,6 +59,61 @@ type Host struct {
 	Plugins  *plugin.Registry
 	Sessions *session.Registry
 	MCP      *mcp.Server
+	// SSH is nil when the ssh plugin is not loaded.
+	SSH *SSH
+}
+
+// SSH is what the ssh tools use.
+type SSH struct {
+	Creds    *secrets.Store
+	Rules    *policy.Store
+	HostKeys *secrets.HostKeys
+	Pool     *sshpool.Pool
+}
+
+func (s *SSH) close() {
+	if s == nil {
+		return
+	}
+	s.Pool.Close()
+	s.Creds.Close()
+	s.Rules.Close()
+}
+
+// openSSH loads the SSH secrets and rules. A credentials or rules file
+// that does not load is logged, not fatal: the other tools still work, and
+// the ssh tools say why (a fix is picked up by the watcher).
+func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher, screen string) *SSH {
+	log := cfg.Logger.With("component", "ssh")
+	credFile := cfg.CredentialsFile
+	if credFile == "" {
+		credFile = "credentials.json"
+	}
+	rulesFile := cfg.RulesFile
+	if rulesFile == "" {
+		rulesFile = "rules.json"
+	}
+	known := cfg.KnownHostsFile
+	if known == "" {
+		known = secrets.DefaultKnownHosts()
+	}
+	creds, err := secrets.NewStore(credFile, secrets.DefaultsFromEnv(), log)
+	if err != nil {
+		log.Warn("credentials not loaded; the ssh tools have none until the file is fixed", "reason", err.Error())
+	}
+	if err := creds.Watch(); err != nil {
+		log.Warn("credentials will not be reloaded on change", "reason", err.Error())
+	}
+	rules, err := policy.NewStore(rulesFile, log)
+	if err != nil {
+		log.Error("command rules not loaded: no rules are in force until the file is fixed", "reason", err.Error())
+	}
+	if err := rules.Watch(); err != nil {
+		log.Warn("rules will not be reloaded on change", "reason", err.Error())
+	}
+	hk := secrets.NewHostKeys(known, []string{cfg.UserKnownHosts}, log)
+	d := &sshpool.Dialer{Sessions: sessions, Attach: attach, Creds: creds, HostKeys: hk, Rules: rules, Screen: screen}
+	return &SSH{Creds: creds, Rules: rules, HostKeys: hk, Pool: sshpool.NewPool(d, cfg.SSHLimits)}
 }
 
 // New loads plugins and builds the registries and the MCP server.
@@ -82,18 +150,25 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if plugins.Has("shell") {
 		deps.ShellPlugin = "shell"
 	}
+	var ssh *SSH
+	if plugins.Has("ssh") {
+		ssh = openSSH(cfg, sessions, attach, deps.Screen)
+		deps.SSH = &mcp.SSH{Pool: ssh.Pool, Creds: ssh.Creds}
+	}
 	srv, err := mcp.New(deps, mcp.Config{Tools: cfg.Tools, Logger: cfg.Logger.With("component", "mcp"),
 		PTYResources: !cfg.NoPTYResources})
 	if err != nil {
+		ssh.close()
 		sessions.Close()
 		plugins.Close()
 		return nil, err
 	}
-	return &Host{Plugins: plugins, Sessions: sessions, MCP: srv}, nil
+	return &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh}, nil
 }
 
 // Close ends every session and unloads every plugin.
 func (h *Host) Close() error {
+	h.SSH.close()
 	h.Sessions.Close()
 	return h.Plugins.Close()
 }

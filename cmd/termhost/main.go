@@ -25,6 +25,7 @@ import (
 
 	"github.com/termhost/termhost/host"
 	"github.com/termhost/termhost/host/mcp"
+	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/plugins"
 )
 
@@ -207,6 +208,10 @@ type serveOptions struct {
 	writeTimeout time.Duration
 	maxWait      time.Duration
 	noResources  bool
+	credentials  string
+	rules        string
+	knownHosts   string
+	noUserKnown  bool
 }
 
 func (o *serveOptions) register(fs *flags) {
@@ -224,6 +229,13 @@ func (o *serveOptions) register(fs *flags) {
 	fs.env("max-wait", "TERMHOST_MAX_WAIT")
 	fs.BoolVar(&o.noResources, "no-pty-resources", false, "serve list_pty and read_pty as tools instead of the pty:// resources")
 	fs.env("no-pty-resources", "MCP_PTY_DEACTIVATE_RESOURCES")
+	fs.StringVar(&o.credentials, "credentials", "credentials.json", "SSH credentials `file` (mode 600; reloaded on change)")
+	fs.env("credentials", "CREDENTIALS_FILE")
+	fs.StringVar(&o.rules, "rules", "rules.json", "command rules `file` checked before SSH commands (reloaded on change)")
+	fs.env("rules", "RULES_FILE")
+	fs.StringVar(&o.knownHosts, "known-hosts", secrets.DefaultKnownHosts(), "termhost's own known_hosts `file` (new host keys are recorded here)")
+	fs.env("known-hosts", "KNOWN_HOSTS_FILE")
+	fs.BoolVar(&o.noUserKnown, "no-user-known-hosts", false, "do not read ~/.ssh/known_hosts")
 }
 
 // config checks the flags and builds the host's Config.
@@ -251,6 +263,10 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 	cfg.MaxSessions, cfg.IdleTimeout = o.maxSessions, o.idleTimeout
 	cfg.WriteTimeout, cfg.MaxWait = o.writeTimeout, o.maxWait
 	cfg.NoPTYResources = o.noResources
+	cfg.CredentialsFile, cfg.RulesFile, cfg.KnownHostsFile = o.credentials, o.rules, o.knownHosts
+	if !o.noUserKnown {
+		cfg.UserKnownHosts = secrets.UserKnownHosts()
+	}
 	return cfg, nil
 }
 

@@ -2,12 +2,14 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -82,7 +84,7 @@ const (
 func classify(err error) kind {
 	var ae *ArgError
 	switch {
-	case errors.As(err, &ae), errors.Is(err, session.ErrInvalidName), errors.Is(err, session.ErrNameTaken):
+	case errors.As(err, &ae), errors.Is(err, session.ErrInvalidName), errors.Is(err, session.ErrNameTaken), errors.As(err, new(*policy.BlockedError)):
 		return kindArg
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrExpired):
 		return kindNotFound
@@ -112,6 +114,13 @@ func (s *Server) fail(v voice, err error) (*sdk.CallToolResult, error) {
 		}
 		return toolError(code + ": " + msg), nil
 	case sshVoice:
+		if code, data, ok := sshCode(err); ok {
+			e := &jsonrpc.Error{Code: code, Message: msg}
+			if data != nil {
+				e.Data, _ = json.Marshal(data)
+			}
+			return nil, e
+		}
 		code := map[kind]int64{kindArg: rpcInvalidParams, kindNotFound: rpcSession, kindEnded: rpcSession,
 			kindLimit: rpcSession, kindInternal: rpcInternal}[k]
 		if code == 0 {

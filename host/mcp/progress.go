@@ -16,6 +16,13 @@ import (
 // milliseconds, the message says how much output has arrived. The returned
 // function stops it; it must be called before the handler returns.
 func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest, sess *session.Session, timeout time.Duration) func() {
+	return s.progressMsg(ctx, req, timeout, func() string {
+		return fmt.Sprintf("waiting; %d unread bytes so far", sess.Info().Unread)
+	})
+}
+
+// progressMsg is progress with its own message.
+func (s *Server) progressMsg(ctx context.Context, req *sdk.CallToolRequest, timeout time.Duration, msg func() string) func() {
 	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
 		return func() {}
 	}
@@ -46,7 +53,7 @@ func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest, sess *s
 					ProgressToken: token,
 					Progress:      float64(time.Since(start).Milliseconds()),
 					Total:         float64(timeout.Milliseconds()),
-					Message:       fmt.Sprintf("waiting; %d unread bytes so far", sess.Info().Unread),
+					Message:       msg(),
 				}
 				if err := notify(ctx, p); err != nil {
 					s.log.Debug("progress notification failed", "err", err)

@@ -24,7 +24,7 @@ import (
 const Version = "0.1.0"
 
 // Groups are the tool groups this build has.
-var Groups = []string{"telnet", "pty", "tui", "plugins"}
+var Groups = []string{"telnet", "ssh", "pty", "tui", "plugins"}
 
 // PluginLister lists loaded plugins (host/plugin.Registry implements it).
 type PluginLister interface {
@@ -52,6 +52,8 @@ type Deps struct {
 	// ShellPlugin the one that reads shell-integration marks ("shell").
 	Screen      string
 	ShellPlugin string
+	// SSH serves the ssh tools; nil: the group has no tools.
+	SSH *SSH
 }
 
 // Config selects tool groups and limits.
@@ -119,6 +121,10 @@ func New(deps Deps, cfg Config) (*Server, error) {
 				Description: "Start a program under a PTY with a screen behind it. Returns session_id.",
 				Annotations: &sdk.ToolAnnotations{Title: "Launch app", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 			}, processBounds, s.launchApp)
+		case "ssh":
+			if deps.SSH != nil {
+				s.addSSHTools()
+			}
 		case "pty":
 			s.addPTYTools()
 		case "plugins":

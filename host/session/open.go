@@ -33,6 +33,12 @@ type Spec struct {
 	// Reopen, if set, starts the same thing again under the given id
 	// (Registry.Restart).
 	Reopen func(ctx context.Context, id string) (*Session, error)
+	// OnEvent, if set, sees each event the chain emits (raw JSON) before
+	// it is recorded; returning true consumes it.
+	OnEvent func(ev []byte) bool
+	// OnInput, if set, vets every Send before anything of it is written
+	// (SSH shells: command rules); an error refuses the whole input.
+	OnInput func(p []byte) error
 	// Dial makes the link. It runs after the plugins are attached, so a
 	// plugin that cannot open costs no connection.
 	Dial func(ctx context.Context) (link.Link, error)

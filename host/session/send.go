@@ -24,6 +24,12 @@ func (s *Session) Send(ctx context.Context, p []byte) error {
 	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
 		return err
 	}
+	if s.onInput != nil {
+		if err := s.onInput(p); err != nil {
+			s.unlockChain()
+			return err
+		}
+	}
 	w := &s.w
 	w.reset()
 	w.stack = append(w.stack, step{i: len(s.chain) - 1, dir: abi.Outbound, data: p})

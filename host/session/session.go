@@ -200,6 +200,9 @@ type Session struct {
 	// reopen starts the same thing again under the same id (restart_app);
 	// nil for kinds that cannot.
 	reopen func(ctx context.Context, id string) (*Session, error)
+	// onEvent sees events before they are recorded (Spec.OnEvent).
+	onEvent func(ev []byte) bool
+	onInput func(p []byte) error // guarded by chainSem
 
 	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
 	asyncBytes int
@@ -228,6 +231,8 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 	s := &Session{
 		ID:         spec.ID,
 		reopen:     spec.Reopen,
+		onEvent:    spec.OnEvent,
+		onInput:    spec.OnInput,
 		Name:       spec.Name,
 		Kind:       spec.Kind,
 		Peer:       spec.Peer,

@@ -256,6 +256,9 @@ func (w *walker) feedScreen() bool {
 
 // event records a plugin event, at the buffer offset it was emitted at.
 func (w *walker) event(st step) {
+	if w.s.onEvent != nil && w.s.onEvent(st.data) {
+		return
+	}
 	var fields map[string]any
 	if err := json.Unmarshal(st.data, &fields); err != nil {
 		w.s.log.Warn("plugin emitted an event that is not a JSON object", "err", err)

@@ -1,0 +1,196 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/policy"
+	"github.com/termhost/termhost/host/secrets"
+	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/host/sshpool"
+)
+
+// SSH is what the ssh tool group acts on.
+type SSH struct {
+	Pool  *sshpool.Pool
+	Creds *secrets.Store
+}
+
+type sshExecIn struct {
+	CredentialID string `json:"credentialId" jsonschema:"id of the credential in credentials.json"`
+	Command      string `json:"command" jsonschema:"command line to run"`
+	SessionMode  string `json:"sessionMode,omitempty" jsonschema:"ephemeral (default): connect, run, close; persistent: keep the connection and the cwd across calls"`
+	SessionID    string `json:"sessionId,omitempty" jsonschema:"persistent: run in this session (default: one of yours for the credential)"`
+	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms and kill the command on the server (default 60000)"`
+	MaxBytes     int    `json:"maxBytes,omitempty" jsonschema:"bound on each of stdout and stderr (default 65536)"`
+}
+
+type sshInfoIn struct {
+	CredentialID string `json:"credentialId,omitempty" jsonschema:"only the sessions of this credential"`
+}
+
+type sshShellIn struct {
+	CredentialID string `json:"credentialId" jsonschema:"id of the credential in credentials.json"`
+	Name         string `json:"name,omitempty" jsonschema:"unique name, usable wherever a session id is"`
+	Cols         int    `json:"cols,omitempty" jsonschema:"window width (default 80)"`
+	Rows         int    `json:"rows,omitempty" jsonschema:"window height (default 24)"`
+}
+
+// Bounds of the SSH tools' arguments.
+const (
+	maxCredIDLen   = 128
+	maxSSHCommand  = 1 << 20
+	maxSSHTimeout  = 10 * 60 * 1000
+	defSSHTimeout  = 60 * 1000
+	maxSSHMaxBytes = 16 << 20
+)
+
+func (s *Server) addSSHTools() {
+	addTool(s, sshVoice, &sdk.Tool{
+		Name: "ssh_execute",
+		Description: "Run a command over SSH; returns stdout, stderr, exitCode. persistent keeps the connection and cwd " +
+			"(sessionId; 5 commands, then a fresh one). Commands are checked against rules.json first.",
+		Annotations: &sdk.ToolAnnotations{Title: "SSH execute", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, func(p schemaProps) {
+		p["credentialId"].MaxLength = ptr(maxCredIDLen)
+		p["command"].MaxLength = ptr(maxSSHCommand)
+		p["sessionMode"].Enum = []any{sshpool.Ephemeral, sshpool.Persistent}
+		p["sessionMode"].Default = json.RawMessage(`"ephemeral"`)
+		p["sessionId"].MaxLength = ptr(maxRefLen)
+		p["timeoutMs"].Minimum, p["timeoutMs"].Maximum = ptr(1.0), ptr(float64(maxSSHTimeout))
+		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxSSHMaxBytes))
+	}, s.sshExecute)
+
+	addTool(s, sshVoice, &sdk.Tool{
+		Name:        "ssh_list_credentials",
+		Description: "List the SSH credentials: id, name, host, port, username, authType. Never a secret.",
+		Annotations: &sdk.ToolAnnotations{Title: "SSH credentials", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, nil, s.sshListCredentials)
+
+	addTool(s, sshVoice, &sdk.Tool{
+		Name:        "ssh_session_info",
+		Description: "List your persistent SSH sessions: id, credentialId, createdAt, lastUsedAt, commandCount/maxCommands, cwd.",
+		Annotations: &sdk.ToolAnnotations{Title: "SSH sessions", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, func(p schemaProps) { p["credentialId"].MaxLength = ptr(maxCredIDLen) }, s.sshSessionInfo)
+
+	addTool(s, sshVoice, &sdk.Tool{
+		Name: "ssh_shell",
+		Description: "Open an interactive SSH shell on a PTY with a screen. Returns session_id for view_screen, send_keys, " +
+			"wait_for, read_pty and the rest.",
+		Annotations: &sdk.ToolAnnotations{Title: "SSH shell", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+	}, func(p schemaProps) {
+		p["credentialId"].MaxLength = ptr(maxCredIDLen)
+		p["name"].MaxLength = ptr(session.MaxNameLen)
+		p["cols"].Minimum, p["cols"].Maximum = ptr(1.0), ptr(1000.0)
+		p["rows"].Minimum, p["rows"].Maximum = ptr(1.0), ptr(1000.0)
+	}, s.sshShell)
+}
+
+// credID checks a credentialId argument.
+func credID(v string) (string, error) {
+	if strings.TrimSpace(v) == "" {
+		return "", invalid("credentialId", "must be a credential id (ssh_list_credentials lists them), got an empty string")
+	}
+	return v, nil
+}
+
+func (s *Server) sshExecute(ctx context.Context, req *sdk.CallToolRequest, in sshExecIn) (any, error) {
+	id, err := credID(in.CredentialID)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, invalid("command", "must be a command line, got an empty string")
+	}
+	if strings.ContainsRune(in.Command, 0) {
+		return nil, invalid("command", "must not contain NUL bytes")
+	}
+	mode := in.SessionMode
+	if mode == "" {
+		mode = sshpool.Ephemeral
+	}
+	if in.SessionID != "" && mode != sshpool.Persistent {
+		return nil, invalid("sessionId", "only applies with sessionMode \"persistent\"")
+	}
+	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
+	if timeout == 0 {
+		timeout = defSSHTimeout * time.Millisecond
+	}
+	stop := s.progressMsg(ctx, req, timeout, func() string { return "the command is running" })
+	defer stop()
+	res, err := s.deps.SSH.Pool.Execute(ctx, sshpool.ExecRequest{
+		Owner: owner(req), CredID: id, Command: in.Command, Mode: mode, SessionID: in.SessionID,
+		MaxBytes: in.MaxBytes, Timeout: timeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Server) sshListCredentials(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
+	out := map[string]any{"credentials": s.deps.SSH.Creds.List()}
+	if err := s.deps.SSH.Creds.Err(); err != nil {
+		out["warning"] = "the credentials file did not load, so this is the last good set: " + err.Error()
+	} else if s.deps.SSH.Creds.Len() == 0 {
+		out["hint"] = "no credentials: create " + s.deps.SSH.Creds.Path() + " (mode 600) as in credentials.example.json"
+	}
+	return out, nil
+}
+
+func (s *Server) sshSessionInfo(_ context.Context, req *sdk.CallToolRequest, in sshInfoIn) (any, error) {
+	list := s.deps.SSH.Pool.Info(owner(req), in.CredentialID)
+	if list == nil {
+		list = []sshpool.SessionInfo{}
+	}
+	return map[string]any{"sessions": list}, nil
+}
+
+func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshShellIn) (any, error) {
+	id, err := credID(in.CredentialID)
+	if err != nil {
+		return nil, err
+	}
+	if in.Name != "" {
+		if err := session.ValidName(in.Name); err != nil {
+			return nil, invalid("name", "%v", strings.TrimPrefix(err.Error(), session.ErrInvalidName.Error()+": "))
+		}
+	}
+	sess, err := s.deps.SSH.Pool.Shell(ctx, id, sshpool.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"session_id": sess.ID}
+	if sess.Name != "" {
+		out["name"] = sess.Name
+	}
+	return out, nil
+}
+
+// sshCode is the SPEC SSH-7 code of an SSH tool's error, with its data.
+func sshCode(err error) (int64, map[string]any, bool) {
+	var ce *sshpool.CredentialError
+	var be *policy.BlockedError
+	var se *sshpool.SessionError
+	var xe *sshpool.ConnectError
+	switch {
+	case errors.As(err, &be):
+		d := map[string]any{"command": be.Command}
+		if be.Rule != "" {
+			d["rule"] = be.Rule
+		}
+		return rpcValidation, d, true
+	case errors.As(err, &ce):
+		return rpcCredential, nil, true
+	case errors.As(err, &se):
+		return rpcSession, nil, true
+	case errors.As(err, &xe):
+		return rpcConnect, nil, true
+	}
+	return 0, nil, false
+}

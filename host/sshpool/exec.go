@@ -1,0 +1,348 @@
+package sshpool
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/termhost/termhost/host/session"
+)
+
+// DefaultMaxBytes bounds each of stdout and stderr in a result.
+const DefaultMaxBytes = 64 << 10
+
+// tailKeep is how much of a stream's end is kept beyond the bound, to
+// find the end marker of a wrapped command.
+const tailKeep = 8 << 10
+
+// stream is one output stream of a command: its first bytes up to a
+// bound, its last bytes, and how many there were.
+type stream struct {
+	head  []byte
+	tail  []byte
+	total int
+	max   int
+}
+
+func (st *stream) write(p []byte) {
+	st.total += len(p)
+	if room := st.max + tailKeep - len(st.head); room > 0 {
+		st.head = append(st.head, p[:min(room, len(p))]...)
+	}
+	st.tail = append(st.tail, p...)
+	if len(st.tail) > 2*tailKeep {
+		st.tail = append(st.tail[:0], st.tail[len(st.tail)-tailKeep:]...)
+	}
+}
+
+// complete reports whether head holds the whole stream.
+func (st *stream) complete() bool { return st.total == len(st.head) }
+
+// channel collects one exec channel's output and end.
+type channel struct {
+	stdout, stderr stream
+
+	mu     sync.Mutex
+	code   *int
+	signal string
+	errMsg string
+	closed bool
+	done   chan struct{}
+	pid    int    // the wrapper's shell (its process group), once reported
+	nonce  string // the wrapper's marker nonce ("" for a raw command)
+}
+
+func (ch *channel) finish() {
+	if !ch.closed {
+		ch.closed = true
+		close(ch.done)
+	}
+}
+
+// chanEvent is an exec channel's event from the ssh plugin.
+type chanEvent struct {
+	Type    string `json:"type"`
+	Ch      int    `json:"ch"`
+	Stream  string `json:"stream"`
+	Data    string `json:"data"`
+	Code    *int   `json:"code"`
+	Signal  string `json:"signal"`
+	Message string `json:"message"`
+}
+
+// event routes exec-channel events to their collectors and consumes them;
+// everything else (the connection's and the shell's events) is recorded
+// by the session as usual.
+func (c *conn) event(raw []byte) bool {
+	if !bytes.Contains(raw, []byte(`"ch"`)) {
+		return false
+	}
+	var ev chanEvent
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.Ch <= session.ShellChannel {
+		return false
+	}
+	c.mu.Lock()
+	ch := c.chans[ev.Ch]
+	c.mu.Unlock()
+	if ch == nil {
+		return true // a channel given up on: its late output goes nowhere
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	switch ev.Type {
+	case "data":
+		p, err := base64.StdEncoding.DecodeString(ev.Data)
+		if err != nil {
+			return true
+		}
+		if ev.Stream == "stderr" {
+			ch.stderr.write(p)
+			ch.findPID()
+		} else {
+			ch.stdout.write(p)
+		}
+	case "exit":
+		ch.code, ch.signal = ev.Code, ev.Signal
+		if ch.errMsg == "" && ev.Message != "" && ev.Signal != "" {
+			ch.errMsg = ev.Message
+		}
+	case "error":
+		ch.errMsg = ev.Message
+		ch.finish()
+	case "channel_closed", "closed":
+		ch.finish()
+	}
+	return true
+}
+
+// findPID reads the wrapper's first marker: \x1e<nonce>:pid:<n>\x1e.
+func (ch *channel) findPID() {
+	if ch.nonce == "" || ch.pid != 0 {
+		return
+	}
+	pre := "\x1e" + ch.nonce + ":pid:"
+	h := ch.stderr.head
+	if !bytes.HasPrefix(h, []byte(pre)) {
+		return
+	}
+	end := bytes.IndexByte(h[len(pre):], 0x1e)
+	if end < 0 {
+		return
+	}
+	if n, err := strconv.Atoi(string(h[len(pre) : len(pre)+end])); err == nil && n > 1 {
+		ch.pid = n
+	}
+}
+
+// Result is a finished (or given up) command.
+type Result struct {
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	ExitCode        *int   `json:"exitCode"`
+	Signal          string `json:"signal,omitempty"`
+	StdoutTruncated bool   `json:"stdoutTruncated,omitempty"`
+	StderrTruncated bool   `json:"stderrTruncated,omitempty"`
+	StdoutBytes     int    `json:"stdoutBytes,omitempty"` // the whole stream's size when truncated
+	StderrBytes     int    `json:"stderrBytes,omitempty"`
+	TimedOut        bool   `json:"timedOut,omitempty"`
+	Cancelled       bool   `json:"cancelled,omitempty"`
+	// Killed says the command was stopped on the server after a timeout
+	// or cancellation (signal, then its process group killed).
+	Killed bool   `json:"killed,omitempty"`
+	Cwd    string `json:"cwd,omitempty"`
+}
+
+// ExecOptions run one command.
+type ExecOptions struct {
+	Command  string
+	MaxBytes int           // per stream, default DefaultMaxBytes
+	Timeout  time.Duration // default 60 s
+	// Cwd, with Wrap, is where the command starts.
+	Cwd string
+	// Wrap runs the command inside a POSIX sh wrapper that reports its
+	// process group (so a timeout kills everything it started) and the
+	// directory it ends in (persistent sessions keep cwd across cd).
+	Wrap bool
+}
+
+func newNonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// shQuote quotes s for a POSIX shell.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// wrap is the command line that runs cmd in sh, reporting the shell's pid
+// first and its final directory last, both on stderr between \x1e marks.
+func wrap(cmd, cwd, nonce string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "printf '\\036%s:pid:%%s\\036' \"$$\" >&2\n", nonce)
+	if cwd != "" {
+		fmt.Fprintf(&b, "cd %s || exit 1\n", shQuote(cwd))
+	}
+	b.WriteString(cmd)
+	fmt.Fprintf(&b, "\n__termhost_rc=$?\nprintf '\\036%s:cwd:%%s\\036' \"$(pwd)\" >&2\nexit $__termhost_rc\n", nonce)
+	return "exec /bin/sh -c " + shQuote(b.String())
+}
+
+// exec runs one command on a new exec channel of c.
+func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = time.Minute
+	}
+	ch := &channel{done: make(chan struct{})}
+	ch.stdout.max, ch.stderr.max = o.MaxBytes, o.MaxBytes
+	line := o.Command
+	if o.Wrap {
+		ch.nonce = newNonce()
+		line = wrap(o.Command, o.Cwd, ch.nonce)
+	}
+	c.mu.Lock()
+	id := c.nextCh
+	c.nextCh++
+	c.chans[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.chans, id)
+		c.mu.Unlock()
+	}()
+	seq := c.s.LastSeq()
+	req, _ := json.Marshal(map[string]any{"op": "exec", "ch": id, "command": line})
+	if _, _, err := c.s.Control(ctx, req, false); err != nil {
+		return Result{}, &ConnectError{fmt.Errorf("exec: %v", err)}
+	}
+	timer := time.NewTimer(o.Timeout)
+	defer timer.Stop()
+	var res Result
+	ended := make(chan struct{})
+	watch, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	go func() { // the connection's end also ends the command
+		if _, err := c.s.AwaitEvent(watch, seq, "closed"); watch.Err() == nil || err == nil {
+			close(ended)
+		}
+	}()
+	select {
+	case <-ch.done:
+	case <-ended:
+		ch.mu.Lock()
+		ch.finish()
+		ch.mu.Unlock()
+	case <-timer.C:
+		res.TimedOut = true
+	case <-ctx.Done():
+		res.Cancelled = true
+	}
+	if res.TimedOut || res.Cancelled {
+		res.Killed = c.kill(id, ch)
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if !c.s.Alive() && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
+		msg := ch.errMsg
+		if msg == "" {
+			msg = "the connection ended before the command finished"
+		}
+		return Result{}, &ConnectError{errors.New(msg)}
+	}
+	if ch.errMsg != "" && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
+		return Result{}, &ConnectError{fmt.Errorf("exec: %s", ch.errMsg)}
+	}
+	res.ExitCode, res.Signal = ch.code, ch.signal
+	stderr := ch.stderr.head
+	if ch.nonce != "" {
+		if pre := "\x1e" + ch.nonce + ":pid:"; bytes.HasPrefix(stderr, []byte(pre)) {
+			if end := bytes.IndexByte(stderr[len(pre):], 0x1e); end >= 0 {
+				stderr = stderr[len(pre)+end+1:]
+			}
+		}
+		mark := []byte("\x1e" + ch.nonce + ":cwd:")
+		if i := bytes.LastIndex(ch.stderr.tail, mark); i >= 0 {
+			rest := ch.stderr.tail[i+len(mark):]
+			if j := bytes.IndexByte(rest, 0x1e); j >= 0 {
+				res.Cwd = string(rest[:j])
+			}
+		}
+		if ch.stderr.complete() {
+			if i := bytes.LastIndex(stderr, mark); i >= 0 {
+				stderr = stderr[:i]
+			}
+		}
+	}
+	res.Stdout, res.StdoutTruncated = cut(ch.stdout.head, o.MaxBytes, ch.stdout.total)
+	res.Stderr, res.StderrTruncated = cut(stderr, o.MaxBytes, ch.stderr.total)
+	if res.StdoutTruncated {
+		res.StdoutBytes = ch.stdout.total
+	}
+	if res.StderrTruncated {
+		res.StderrBytes = ch.stderr.total
+	}
+	return res, nil
+}
+
+// cut bounds p to max bytes on a UTF-8 boundary.
+func cut(p []byte, max, total int) (string, bool) {
+	if len(p) <= max && total <= len(p) {
+		return string(p), false
+	}
+	if len(p) > max {
+		p = p[:max]
+		for i := 0; i < 3 && len(p) > 0 && p[len(p)-1]&0xC0 == 0x80; i++ {
+			p = p[:len(p)-1]
+		}
+		if len(p) > 0 && p[len(p)-1] >= 0xC0 {
+			p = p[:len(p)-1]
+		}
+	}
+	return string(p), true
+}
+
+// kill stops a command given up on: a TERM signal request, then KILL; a
+// wrapped command's whole process group is killed from a second channel
+// (a shell defers signals while it waits for its child). It reports
+// whether the command is known to have ended.
+func (c *conn) kill(id int, ch *channel) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ch.mu.Lock()
+	pid := ch.pid
+	ch.mu.Unlock()
+	sig := func(name string) {
+		req, _ := json.Marshal(map[string]any{"op": "signal", "ch": id, "signal": name})
+		c.s.Control(ctx, req, false)
+	}
+	sig("TERM")
+	if pid > 1 {
+		killer := fmt.Sprintf("kill -TERM -- -%d 2>/dev/null; sleep 1; kill -KILL -- -%d 2>/dev/null; exit 0", pid, pid)
+		c.exec(ctx, ExecOptions{Command: killer, Timeout: 4 * time.Second, MaxBytes: 1024})
+	}
+	select {
+	case <-ch.done:
+	case <-time.After(time.Second):
+		sig("KILL")
+	}
+	req, _ := json.Marshal(map[string]any{"op": "close", "ch": id})
+	c.s.Control(ctx, req, false)
+	select {
+	case <-ch.done:
+	case <-time.After(time.Second):
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.code != nil || ch.signal != "" || pid > 1
+}

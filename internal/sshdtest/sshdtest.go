@@ -1,0 +1,338 @@
+// Package sshdtest runs a real OpenSSH sshd for tests: on 127.0.0.1 at a
+// free port, with its own configuration, host key and authorized keys
+// (never the system's sshd), a log of every command it was asked to run,
+// and, when the tests run as root, a throwaway user with a random password
+// for password authentication.
+package sshdtest
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Need returns the path of sshd, or skips the test (fails it under CI,
+// where .ci/run installs openssh-server).
+func Need(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{"/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"} {
+		if _, err := os.Stat(p); err == nil {
+			if _, err := exec.LookPath("ssh-keygen"); err == nil {
+				return p
+			}
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("sshd and ssh-keygen are needed (apt-get install openssh-server openssh-client)")
+	}
+	t.Skip("sshd not installed")
+	return ""
+}
+
+// Server is a running sshd.
+type Server struct {
+	Host string
+	Port int
+	// User logs in with the keys of AuthorizeKey and, when Password is
+	// set, with Password.
+	User       string
+	Password   string
+	Dir        string
+	HostKeyPub string // the host key, authorized_keys format
+
+	t       testing.TB
+	sshd    string
+	cmd     *exec.Cmd
+	logPath string
+	cmdLog  string
+	mu      sync.Mutex
+}
+
+// Options of Start.
+type Options struct {
+	// HostKey is a private host key file to use (a test that changes the
+	// server's key restarts with another); "" generates one.
+	HostKey string
+}
+
+// testUser is the user the servers log in as when running as root.
+const testUser = "termhost-test"
+
+var (
+	userOnce sync.Once
+	userPass string
+	userErr  error
+)
+
+// ensureUser makes the throwaway user (as root) with a fresh random
+// password; it is removed by Cleanup in TestMain or left for the next run,
+// which sets a new password.
+func ensureUser() (string, error) {
+	userOnce.Do(func() {
+		var b [12]byte
+		rand.Read(b[:])
+		userPass = "Th-" + hex.EncodeToString(b[:])
+		if _, err := user.Lookup(testUser); err != nil {
+			if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", testUser).CombinedOutput(); err != nil {
+				userErr = fmt.Errorf("useradd: %v: %s", err, out)
+				return
+			}
+		}
+		chp := exec.Command("chpasswd")
+		chp.Stdin = strings.NewReader(testUser + ":" + userPass + "\n")
+		if out, err := chp.CombinedOutput(); err != nil {
+			userErr = fmt.Errorf("chpasswd: %v: %s", err, out)
+		}
+	})
+	return userPass, userErr
+}
+
+// Start starts sshd for the test; it is stopped when the test ends.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	sshd := Need(t)
+	dir := t.TempDir()
+	// The server's user reads its authorized keys and runs the command
+	// logger from here: every directory on the way must let it through.
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	s := &Server{t: t, sshd: sshd, Dir: dir, Host: "127.0.0.1"}
+	if os.Geteuid() == 0 {
+		pass, err := ensureUser()
+		if err != nil {
+			t.Fatalf("test user: %v", err)
+		}
+		s.User, s.Password = testUser, pass
+		os.MkdirAll("/run/sshd", 0o755) // privilege separation directory
+	} else {
+		u, err := user.Current()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.User = u.Username
+	}
+	hostKey := o.HostKey
+	if hostKey == "" {
+		hostKey = s.KeyPair("host_ed25519", "ed25519", "")
+	}
+	pub, err := os.ReadFile(hostKey + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.HostKeyPub = strings.TrimSpace(string(pub))
+	os.MkdirAll(filepath.Join(dir, "authorized"), 0o755)
+	s.cmdLog = filepath.Join(dir, "commands.log")
+	os.WriteFile(s.cmdLog, nil, 0o666)
+	os.Chmod(s.cmdLog, 0o666)
+	force := filepath.Join(dir, "logcmd.sh")
+	os.WriteFile(force, []byte(fmt.Sprintf(`#!/bin/sh
+printf '%%s\n' "${SSH_ORIGINAL_COMMAND:-<shell>}" >> %s
+if [ -n "$SSH_ORIGINAL_COMMAND" ]; then exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"; fi
+exec "${SHELL:-/bin/sh}" -l
+`, s.cmdLog)), 0o755)
+	s.Port = freePort(t)
+	cfg := filepath.Join(dir, "sshd_config")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile %s/sshd.pid
+AuthorizedKeysFile %s/authorized/%%u
+StrictModes no
+UsePAM no
+PasswordAuthentication yes
+KbdInteractiveAuthentication no
+PermitRootLogin yes
+PermitUserEnvironment no
+ForceCommand %s
+LogLevel VERBOSE
+MaxStartups 100
+MaxSessions 50
+AcceptEnv LANG LC_*
+Subsystem sftp internal-sftp
+`, s.Port, hostKey, dir, dir, force)), 0o644)
+	s.logPath = filepath.Join(dir, "sshd.log")
+	s.start(cfg)
+	return s
+}
+
+func (s *Server) start(cfg string) {
+	t := s.t
+	log, err := os.Create(s.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(s.sshd, "-D", "-e", "-f", cfg)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start sshd: %v", err)
+	}
+	s.cmd = cmd
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		log.Close()
+		if t.Failed() {
+			t.Logf("sshd log:\n%s", s.Log())
+		}
+	})
+	addr := net.JoinHostPort(s.Host, strconv.Itoa(s.Port))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sshd did not listen on %s: %v\n%s", addr, err, s.Log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// KeyPair makes a key pair in the server's directory (type ed25519, rsa…,
+// with an optional passphrase) and returns the private key's path.
+func (s *Server) KeyPair(name, typ, passphrase string) string {
+	s.t.Helper()
+	p := filepath.Join(s.Dir, name)
+	args := []string{"-q", "-t", typ, "-N", passphrase, "-f", p, "-C", name}
+	if typ == "rsa" {
+		args = append(args, "-b", "2048")
+	}
+	if out, err := exec.Command("ssh-keygen", args...).CombinedOutput(); err != nil {
+		s.t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	return p
+}
+
+// AuthorizeKey lets the server's user log in with the key whose private
+// file is priv.
+func (s *Server) AuthorizeKey(priv string) {
+	s.t.Helper()
+	pub, err := os.ReadFile(priv + ".pub")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := os.OpenFile(filepath.Join(s.Dir, "authorized", s.User), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer f.Close()
+	f.Write(pub)
+}
+
+// Commands are the command lines the server was asked to run, in order
+// ("<shell>" for an interactive shell).
+func (s *Server) Commands() []string {
+	f, err := os.Open(s.cmdLog)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+// CommandLog is the raw command log.
+func (s *Server) CommandLog() string {
+	b, _ := os.ReadFile(s.cmdLog)
+	return string(b)
+}
+
+// Log is sshd's log so far.
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(s.logPath)
+	return string(b)
+}
+
+// Agent starts a real ssh-agent holding the given private keys and
+// returns its socket (for SSH_AUTH_SOCK).
+func Agent(t testing.TB, keys ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-agent"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("ssh-agent is needed (apt-get install openssh-client)")
+		}
+		t.Skip("ssh-agent not installed")
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "agent.sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ssh-agent did not create its socket")
+		}
+	}
+	for _, k := range keys {
+		add := exec.Command("ssh-add", k)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add: %v: %s", err, out)
+		}
+	}
+	return sock
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Processes lists the command lines of the server user's processes that
+// contain sub (from /proc).
+func (s *Server) Processes(sub string) []string {
+	u, err := user.Lookup(s.User)
+	if err != nil {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		st, err := os.Stat(filepath.Join("/proc", e.Name()))
+		if err != nil {
+			continue
+		}
+		_ = st
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil || !strings.Contains(string(status), "\nUid:\t"+u.Uid+"\t") {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		line := strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
+		if strings.Contains(line, sub) {
+			out = append(out, e.Name()+" "+line)
+		}
+	}
+	return out
+}
