@@ -218,9 +218,10 @@ type session struct {
 	rows uint32
 	pty  bool
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	ptmx *os.File
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	ptmx   *os.File
+	exited bool
 }
 
 func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
@@ -302,7 +303,7 @@ func (ss *session) signal(name string) bool {
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.cmd == nil || ss.cmd.Process == nil {
+	if ss.cmd == nil || ss.cmd.Process == nil || ss.exited {
 		return false
 	}
 	return syscall.Kill(-ss.cmd.Process.Pid, sig) == nil
@@ -320,7 +321,7 @@ func (ss *session) resize(cols, rows uint32) {
 func (ss *session) kill() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.cmd != nil && ss.cmd.Process != nil && ss.cmd.ProcessState == nil {
+	if ss.cmd != nil && ss.cmd.Process != nil && !ss.exited {
 		syscall.Kill(-ss.cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
@@ -367,6 +368,9 @@ func (ss *session) run(cmd *exec.Cmd) {
 		copies.Wait() // the pipes end when the program (and its children) close them
 	}
 	err := cmd.Wait()
+	ss.mu.Lock()
+	ss.exited = true
+	ss.mu.Unlock()
 	if ss.pty {
 		copies.Wait()
 		ss.mu.Lock()
