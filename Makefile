@@ -72,6 +72,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'TUILatency' -benchtime 500x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'CatThroughput' -benchtime 3x -timeout 30m ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'PTYSessionMemory' -benchtime 1x ./cmd/termhost/
+	@echo "the SSH plugin: bulk exec output and handshake, in wazero (guarded, unguarded), natively, and plain x/crypto/ssh:"
+	$(GO) test -run '^$$' -bench 'Bulk|Handshake' -benchtime 3x ./plugins/ssh/
 
 demo:
 	$(GO) run ./cmd/termhost demo

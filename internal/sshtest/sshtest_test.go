@@ -70,7 +70,7 @@ func TestShellUnderPTY(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess.WindowChange(40, 100)
-	in.Write([]byte("stty size; exit\n"))
+	in.Write([]byte("sleep 0.3; stty size; exit\n")) // the request and the input travel apart
 	sess.Wait()
 	if !strings.Contains(out.String(), "40 100") {
 		t.Errorf("output %q", out.String())

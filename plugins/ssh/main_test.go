@@ -1,3 +1,8 @@
+// The tests need a real SSH server (internal/sshtest: processes, PTYs):
+// not for the wasip1 vet of plugins/.
+
+//go:build !wasip1
+
 package main
 
 import (
@@ -221,12 +226,22 @@ func TestShell(t *testing.T) {
 		r.input("stty size; echo $TERM\n")
 		r.waitUser("24 80")
 		r.waitUser("xterm-256color")
+		// The window-change request and the input travel apart (on the
+		// server too): ask until the new size shows.
+		sizeIs := func(want string) {
+			t.Helper()
+			for range 40 {
+				r.input("stty size\n")
+				if r.userWithin(want, 250*time.Millisecond) {
+					return
+				}
+			}
+			t.Fatalf("the size never became %q: %q", want, r.user)
+		}
 		r.control(`{"op":"resize","ch":1,"cols":100,"rows":40}`)
-		r.input("stty size\n")
-		r.waitUser("40 100")
+		sizeIs("40 100")
 		r.control(`{"op":"resize","cols":120,"rows":50}`)
-		r.input("stty size\n")
-		r.waitUser("50 120")
+		sizeIs("50 120")
 		r.input("exit 7\n")
 		if e := r.wait("exit", func(e event) bool { return e.Type == "exit" && e.Ch == 1 }); e.Code == nil || *e.Code != 7 {
 			t.Errorf("exit: %+v", e)
@@ -341,4 +356,30 @@ func TestTrap(t *testing.T) {
 	if len(r.user) != 0 {
 		t.Errorf("to_user after a trap: %q", r.user)
 	}
+}
+
+// A flood from the server does not grow the instance's memory: SSH's
+// window holds the server back until the plugin has handed the data on,
+// and every call hands on all it decrypted.
+func TestFloodMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("48 MiB through the plugin")
+	}
+	srv := passwordServer(t)
+	p := sdktest.Wasm(t, "ssh.wasm", nil)
+	r := newRig(t, p, srv)
+	r.discard = true
+	r.connect(startReq(srv, "alice", `{"method":"password"}`))
+	r.control(`{"op":"exec","ch":1,"command":"head -c 50331648 /dev/zero"}`)
+	r.wait("channel_closed", func(e event) bool { return e.Type == "channel_closed" && e.Ch == 1 })
+	r.mu.Lock()
+	got := r.counted
+	r.mu.Unlock()
+	if got != 48<<20 {
+		t.Fatalf("received %d bytes, want %d", got, 48<<20)
+	}
+	if m := p.MemSize(); m > 24<<20 {
+		t.Errorf("instance memory %d MiB after 48 MiB of data", m>>20)
+	}
+	t.Logf("instance memory after 48 MiB: %.1f MiB", float64(p.MemSize())/(1<<20))
 }
