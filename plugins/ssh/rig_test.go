@@ -195,17 +195,16 @@ func (r *rig) pump(sock chan []byte) {
 				t0 := time.Now()
 				a, ems, err := r.p.Data(sid, abi.Inbound, b[:n])
 				d := time.Since(t0)
-				r.take(ems, err)
 				r.mu.Lock()
 				r.dataN++
 				r.callTime += d
+				if a == abi.Close || err != nil {
+					r.ended = true // before the emissions are seen
+				}
 				r.mu.Unlock()
+				r.take(ems, err)
 				b = b[n:]
 				if a == abi.Close || err != nil {
-					r.mu.Lock()
-					r.ended = true
-					r.cond.Broadcast()
-					r.mu.Unlock()
 					break
 				}
 			}
