@@ -3,6 +3,8 @@
 package sdk
 
 import (
+	"encoding/binary"
+	"fmt"
 	"unsafe"
 
 	"github.com/termhost/termhost/sdk/abi"
@@ -24,13 +26,54 @@ var (
 )
 
 // Register installs the plugin's factory. Call it from an init function.
-func Register(f Factory) { rt = NewRuntime(f, emitHost) }
+func Register(f Factory) {
+	rt = NewRuntime(f, emitHost)
+	rt.SetHostCall(callHost)
+}
 
 //go:wasmimport termhost emit
 func hostEmit(sid uint32, stream uint32, ptr unsafe.Pointer, n uint32)
 
 //go:wasmimport termhost now_ms
 func hostNow() int64
+
+//go:wasmimport termhost call
+func hostCall(sid uint32, req unsafe.Pointer, reqLen uint32, resp unsafe.Pointer, respCap uint32) int32
+
+// callBuf is the first answer buffer tried; an answer that does not fit is
+// asked for again in a buffer of the size the host says it needs.
+const callBuf = 4 << 10
+
+func callHost(sid uint32, req []byte) ([]byte, error) {
+	var rp unsafe.Pointer
+	if len(req) > 0 {
+		rp = unsafe.Pointer(&req[0])
+	}
+	resp := make([]byte, callBuf)
+	for try := 0; ; try++ {
+		r := hostCall(sid, rp, uint32(len(req)), unsafe.Pointer(&resp[0]), uint32(len(resp)))
+		switch {
+		case r >= 0:
+			return resp[:r:r], nil
+		case r == abi.CallNoHandler:
+			return nil, ErrNoHostCalls
+		case r == abi.CallBadRequest:
+			return nil, fmt.Errorf("host call refused: the request (%d bytes) is malformed or larger than %d bytes", len(req), abi.MaxCallRequest)
+		case r == abi.CallTooSmall:
+			need := binary.LittleEndian.Uint32(resp)
+			if try > 0 || need <= uint32(len(resp)) || need > abi.MaxCallAnswer {
+				return nil, fmt.Errorf("host call: the host's answer does not fit (%d bytes)", need)
+			}
+			resp = make([]byte, need)
+			rp, req = nil, nil // collect the answer the host kept
+		case r <= abi.CallRefused:
+			n := min(int(abi.CallRefused-r), len(resp))
+			return nil, &RefusedError{Reason: string(resp[:n])}
+		default:
+			return nil, fmt.Errorf("host call: unknown result %d", r)
+		}
+	}
+}
 
 // NowMs is the host's clock in Unix milliseconds.
 func NowMs() int64 { return hostNow() }

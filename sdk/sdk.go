@@ -28,6 +28,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/termhost/termhost/sdk/abi"
@@ -94,11 +95,25 @@ type Stateful interface {
 // EmitFunc receives every emission of a Runtime.
 type EmitFunc func(sid uint32, stream abi.Stream, p []byte)
 
+// HostCallFunc serves a plugin's host calls (see Out.HostCall): req is one
+// JSON object with an "op" field; a non-nil error refuses it, with the
+// error's text as the reason.
+type HostCallFunc func(sid uint32, req []byte) ([]byte, error)
+
+// ErrNoHostCalls: the host serves no host calls to this session.
+var ErrNoHostCalls = errors.New("the host serves no host calls to this session")
+
+// RefusedError is a host call the host refused; Reason is its message.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string { return e.Reason }
+
 // Out is a session's way to emit. Bytes passed to it are copied by the host
 // before the call returns, so buffers may be reused at once.
 type Out struct {
 	sid  uint32
 	emit EmitFunc
+	rt   *Runtime
 }
 
 // SID is the session id the host gave on open.
@@ -138,6 +153,20 @@ func (o *Out) Logf(format string, args ...any) {
 	o.emit(o.sid, abi.Log, []byte(fmt.Sprintf(format, args...)))
 }
 
+// HostCall makes a synchronous request to the host: req is one JSON object
+// with an "op" field; the answer's format depends on the op. It returns
+// ErrNoHostCalls when the host serves none, a *RefusedError when the host
+// refused the request. It may be called from any goroutine while an export
+// of the plugin runs (goroutines run only then). The answer is the
+// caller's: it may be zeroed after use.
+func (o *Out) HostCall(req []byte) ([]byte, error) {
+	h := o.rt.call
+	if h == nil {
+		return nil, ErrNoHostCalls
+	}
+	return h(o.sid, req)
+}
+
 // Checkpoint offers the host a state snapshot to restore from if this
 // instance fails later. Stateful plugins call it when their state changes in
 // a way worth keeping (for telnet: after option negotiation).
@@ -148,6 +177,7 @@ func (o *Out) Checkpoint(state []byte) { o.emit(o.sid, abi.State, state) }
 type Runtime struct {
 	factory  Factory
 	emit     EmitFunc
+	call     HostCallFunc
 	config   []byte
 	sessions map[uint32]*entry
 }
@@ -161,6 +191,11 @@ type entry struct {
 func NewRuntime(f Factory, emit EmitFunc) *Runtime {
 	return &Runtime{factory: f, emit: emit, sessions: make(map[uint32]*entry)}
 }
+
+// SetHostCall sets what serves the sessions' host calls (nil: none). In a
+// wasm plugin the SDK sets it to the host's import; natively a test
+// harness sets its own.
+func (r *Runtime) SetHostCall(h HostCallFunc) { r.call = h }
 
 // Configure stores the instance-wide configuration (JSON, may be empty).
 func (r *Runtime) Configure(cfg []byte) int32 {
@@ -188,7 +223,7 @@ func (r *Runtime) Open(sid uint32, kind Kind, opts []byte) int32 {
 		r.emit(sid, abi.Log, []byte("open: "+err.Error()))
 		return abi.ErrGeneric
 	}
-	r.sessions[sid] = &entry{s: s, out: Out{sid: sid, emit: r.emit}}
+	r.sessions[sid] = &entry{s: s, out: Out{sid: sid, emit: r.emit, rt: r}}
 	return abi.OK
 }
 

@@ -34,9 +34,10 @@ type Binding struct {
 	notified  string   // the last reattach failure reported (see shouldReport)
 	em        emitter  // the running call's emitter
 
-	ver    atomic.Pointer[version] // for Plugin()
-	closed atomic.Bool
-	resets atomic.Uint64 // times the session was reopened on another instance (see Resets)
+	ver      atomic.Pointer[version] // for Plugin()
+	closed   atomic.Bool
+	resets   atomic.Uint64 // times the session was reopened on another instance (see Resets)
+	hostCall atomic.Pointer[func([]byte) ([]byte, error)]
 
 	amu    sync.Mutex // guards async, asyncQ, asyncN, ckpt
 	async  func([]abi.Emission)
@@ -121,12 +122,13 @@ func (b *Binding) openOn(v *version, in *instance, ck []byte, s wasmhost.Sink) e
 		return in.dead
 	}
 	sid := in.allocSID()
+	in.sids[sid] = b // before on_open: its host calls find the session
 	ems, err := in.wi.Open(sid, b.kind, b.opts)
 	if err != nil {
+		delete(in.sids, sid)
 		in.trapped(err)
 		return err
 	}
-	in.sids[sid] = b
 	b.v, b.inst, b.sid, b.lost, b.notified = v, in, sid, nil, ""
 	b.ver.Store(v)
 	if ck == nil || !in.wi.HasState() {
@@ -206,6 +208,24 @@ func (b *Binding) FailOpen() bool {
 // screen, which keeps no checkpoints, is rebuilt by its session from the
 // raw buffer when this changes.
 func (b *Binding) Resets() uint64 { return b.resets.Load() }
+
+// SetHostCall sets what answers the session's host calls (sdk/ABI.md,
+// import "call"): req is one JSON object with an "op" field, valid only
+// during the call; an error refuses it, its text being the reason the
+// plugin sees. h runs on the goroutine of whatever call into the plugin is
+// running (a chunk, a control request, a tick) while that call holds the
+// instance, so it must not call this Binding; the plugin's deadline is
+// paused while it runs, so it must bound its own time. Without a handler
+// every host call is refused. Set it before the first Control; safe for
+// concurrent use. It survives fail-over and migration (it belongs to the
+// Binding, not to an instance).
+func (b *Binding) SetHostCall(h func(req []byte) ([]byte, error)) {
+	if h == nil {
+		b.hostCall.Store(nil)
+		return
+	}
+	b.hostCall.Store(&h)
+}
 
 // OnAsync sets the callback that receives emissions made outside a call on
 // this Binding: on_open's (during Attach) and on_tick's. Emissions queued

@@ -177,6 +177,7 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		return nil, false, fmt.Errorf("plugin %s %s: new instance: %w", v.man.Name, v.man.Version, err)
 	}
 	in = &instance{v: v, wi: wi, sem: make(chan struct{}, 1), sids: make(map[uint32]*Binding), lastTick: time.Now()}
+	wi.SetHostCall(in.serveCall)
 	v.mu.Lock()
 	if v.closed || v.retired {
 		v.mu.Unlock()
@@ -349,6 +350,22 @@ func (in *instance) stuck() error {
 	in.retireInstance(err)
 	return err
 }
+
+// serveCall routes a host call of session sid to its Binding's handler.
+// It runs inside a call on in, which holds in's lock (so sids is stable).
+func (in *instance) serveCall(sid uint32, req []byte) ([]byte, error) {
+	b := in.sids[sid]
+	if b == nil {
+		return nil, errNoHostCall
+	}
+	h := b.hostCall.Load()
+	if h == nil {
+		return nil, errNoHostCall
+	}
+	return (*h)(req)
+}
+
+var errNoHostCall = errors.New("this session takes no host calls")
 
 // allocSID returns a session id not in use on this instance. Called with
 // in locked.

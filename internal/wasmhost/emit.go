@@ -112,3 +112,70 @@ type Sink interface {
 	Emit(stream abi.Stream, p []byte)
 	Discard()
 }
+
+// HostCallFunc serves a plugin's host calls (import "call"): req is the
+// request of session sid (a view of guest memory, valid only during the
+// call); a non-nil error refuses it, its text being the reason. It runs
+// while the plugin's call does, on the caller's goroutine, and must not
+// call into the same instance.
+type HostCallFunc func(sid uint32, req []byte) ([]byte, error)
+
+// SetHostCall sets what serves the instance's host calls; nil (the
+// default) refuses them all (CallNoHandler). Not safe to call while a call
+// runs.
+func (i *Instance) SetHostCall(h HostCallFunc) { i.hostCall = h }
+
+func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
+	inst, _ := ctx.Value(instKey{}).(*Instance)
+	res := func(r int32) { stack[0] = uint64(uint32(r)) }
+	if inst == nil || inst.hostCall == nil {
+		res(abi.CallNoHandler)
+		return
+	}
+	sid, reqPtr, reqLen, respPtr, respCap := uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3]), uint32(stack[4])
+	mem := mod.Memory()
+	if reqLen > abi.MaxCallRequest || uint64(respPtr)+uint64(respCap) > uint64(mem.Size()) {
+		res(abi.CallBadRequest)
+		return
+	}
+	req, ok := mem.Read(reqPtr, reqLen)
+	if !ok {
+		res(abi.CallBadRequest)
+		return
+	}
+	var (
+		ans []byte
+		err error
+	)
+	if kept := inst.keptAns; kept != nil && reqLen == 0 && inst.keptSID == sid {
+		ans = kept
+	} else {
+		// The handler's time (a signature, a known_hosts look-up) is not
+		// the plugin's: the call's deadline starts again when it returns.
+		inst.callStart.Store(0)
+		ans, err = inst.hostCall(sid, req)
+		inst.callStart.Store(time.Now().UnixNano())
+	}
+	inst.keptAns = nil
+	switch {
+	case err != nil:
+		reason := err.Error()
+		n := min(len(reason), abi.MaxCallReason, int(respCap))
+		mem.Write(respPtr, []byte(reason[:n]))
+		res(abi.CallRefused - int32(n))
+	case len(ans) > abi.MaxCallAnswer:
+		const msg = "the host's answer is too long"
+		n := min(len(msg), int(respCap))
+		mem.Write(respPtr, []byte(msg[:n]))
+		res(abi.CallRefused - int32(n))
+	case uint32(len(ans)) > respCap:
+		if respCap >= 4 {
+			mem.WriteUint32Le(respPtr, uint32(len(ans)))
+		}
+		inst.keptAns, inst.keptSID = append([]byte(nil), ans...), sid
+		res(abi.CallTooSmall)
+	default:
+		mem.Write(respPtr, ans)
+		res(int32(len(ans)))
+	}
+}

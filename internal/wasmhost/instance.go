@@ -30,8 +30,11 @@ type Instance struct {
 	out          []abi.Emission // collected emissions of the last call (no Emitter)
 	arena        []byte         // their bytes
 	emitter      Emitter        // the running call's Emitter, or nil: collect
-	left, big    int64          // emission budget left to the running call: data streams, state+reply
-	budget       int64          // the running call's data-stream budget
+	hostCall     HostCallFunc   // serves the import "call"; nil: none
+	keptAns      []byte         // an answer that did not fit, for the retry (see abi.CallTooSmall)
+	keptSID      uint32
+	left, big    int64 // emission budget left to the running call: data streams, state+reply
+	budget       int64 // the running call's data-stream budget
 	stderr       *tailBuffer
 	callStart    atomic.Int64 // unix nanos of the running call; 0 when idle
 	abortedAt    atomic.Int64 // unix nanos the watchdog aborted the running call; 0 if not
@@ -190,6 +193,7 @@ const (
 // budget for n bytes of input.
 func (i *Instance) begin(e Emitter, n int) {
 	i.emitter = e
+	i.keptAns = nil
 	i.budget = int64(n)*EmitFactor + EmitBase
 	i.left, i.big = i.budget, EmitBig
 	if cap(i.arena) > keepArena {

@@ -163,6 +163,9 @@ func Compile(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(hostEmit),
 		[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, nil).Export(abi.EmitImport).
 		NewFunctionBuilder().WithGoFunction(api.GoFunc(hostNow), nil, []api.ValueType{api.ValueTypeI64}).Export(abi.NowImport).
+		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(hostCall),
+		[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32},
+		[]api.ValueType{api.ValueTypeI32}).Export(abi.CallImport).
 		Instantiate(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("host module: %w", err))

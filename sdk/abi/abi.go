@@ -31,6 +31,35 @@ const (
 	ImportModule = "termhost"
 	EmitImport   = "emit"   // (sid i32, stream i32, ptr i32, len i32) -> ()
 	NowImport    = "now_ms" // () -> i64 milliseconds since the Unix epoch
+	CallImport   = "call"   // (sid i32, req_ptr i32, req_len i32, resp_ptr i32, resp_cap i32) -> i32 result
+)
+
+// Host calls (import CallImport): a synchronous request from the guest to
+// the host, one JSON object with an "op" field; the host writes its answer
+// at resp_ptr. The result is the answer's length (>= 0), or one of:
+const (
+	// CallNoHandler: the host serves no host calls to this session.
+	CallNoHandler int32 = -1
+	// CallBadRequest: the request is longer than MaxCallRequest or lies
+	// outside guest memory.
+	CallBadRequest int32 = -2
+	// CallTooSmall: the answer is longer than resp_cap; nothing of it was
+	// written. When resp_cap >= 4, the size it needs is at resp_ptr (u32,
+	// little-endian). The host keeps the answer: a call of the same
+	// session with an empty request (req_len 0) collects it, without the
+	// host serving the request again; any other call drops it.
+	CallTooSmall int32 = -3
+	// CallRefused and below: the host refused the request; its reason
+	// (UTF-8, cut to resp_cap and to MaxCallReason) is at resp_ptr, and
+	// is CallRefused-r bytes long.
+	CallRefused int32 = -16
+)
+
+// Bounds of host calls.
+const (
+	MaxCallRequest = 64 << 10 // bytes of one request
+	MaxCallAnswer  = 1 << 20  // bytes of one answer; a longer one is refused
+	MaxCallReason  = 1 << 10  // bytes of a refusal's reason
 )
 
 // ManifestSection is the name of the custom section that carries the plugin's

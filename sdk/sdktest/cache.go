@@ -32,3 +32,7 @@ func sharedCache() wazero.CompilationCache {
 	})
 	return cache
 }
+
+// Cache is the compilation cache Wasm uses, for a test or benchmark that
+// compiles with wasmhost itself.
+func Cache() wazero.CompilationCache { return sharedCache() }

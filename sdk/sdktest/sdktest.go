@@ -8,6 +8,7 @@ package sdktest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -26,6 +27,9 @@ type Plugin interface {
 	CloseSession(sid uint32) ([]abi.Emission, error)
 	ExportState(sid uint32) ([]byte, []abi.Emission, error)
 	ImportState(sid uint32, state []byte) ([]abi.Emission, error)
+	// SetHostCall sets what answers the plugin's host calls (nil: none,
+	// the default).
+	SetHostCall(h wasmhost.HostCallFunc)
 }
 
 // Both runs fn as subtest "native" with f, and as subtest "wasm" with the
@@ -46,15 +50,28 @@ func Both(t *testing.T, f sdk.Factory, wasmPath string, cfg []byte, fn func(t *t
 }
 
 // Wasm compiles and instantiates the module at path; it is closed when the
-// test ends.
+// test ends. The instance gets the real clocks and random source, as in
+// termhost.
 func Wasm(t testing.TB, path string, cfg []byte) *wasmhost.Instance {
+	t.Helper()
+	return WasmWith(t, path, cfg, wasmhost.Options{})
+}
+
+// WasmWith is Wasm with options (a benchmark compares guarded and
+// unguarded builds); the test cache is used unless opts names one, and Sys
+// is always granted.
+func WasmWith(t testing.TB, path string, cfg []byte, opts wasmhost.Options) *wasmhost.Instance {
 	t.Helper()
 	wasm, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read plugin: %v", err)
 	}
 	ctx := context.Background()
-	m, err := wasmhost.Compile(ctx, wasm, wasmhost.Options{Cache: sharedCache()})
+	if opts.Cache == nil {
+		opts.Cache = sharedCache()
+	}
+	opts.Sys = true
+	m, err := wasmhost.Compile(ctx, wasm, opts)
 	if err != nil {
 		t.Fatalf("compile %s: %v", path, err)
 	}
@@ -80,6 +97,29 @@ func Native(f sdk.Factory) *NativePlugin {
 		n.out = append(n.out, abi.Emission{SID: sid, Stream: s, Data: append([]byte(nil), p...)})
 	})
 	return n
+}
+
+// SetHostCall sets what answers the plugin's host calls.
+func (n *NativePlugin) SetHostCall(h wasmhost.HostCallFunc) {
+	if h == nil {
+		n.rt.SetHostCall(nil)
+		return
+	}
+	// The same bounds and copies as the host's import.
+	n.rt.SetHostCall(func(sid uint32, req []byte) ([]byte, error) {
+		if len(req) > abi.MaxCallRequest {
+			return nil, fmt.Errorf("host call refused: the request (%d bytes) is malformed or larger than %d bytes", len(req), abi.MaxCallRequest)
+		}
+		ans, err := h(sid, append([]byte(nil), req...))
+		switch {
+		case err != nil:
+			reason := err.Error()
+			return nil, &sdk.RefusedError{Reason: reason[:min(len(reason), abi.MaxCallReason)]}
+		case len(ans) > abi.MaxCallAnswer:
+			return nil, &sdk.RefusedError{Reason: "the host's answer is too long"}
+		}
+		return append([]byte{}, ans...), nil
+	})
 }
 
 // Configure passes the instance configuration.

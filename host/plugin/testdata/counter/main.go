@@ -18,6 +18,9 @@
 // except on the first on_data call of a fresh instance: a transient failure
 // that the host's retry on a fresh instance gets past.
 //
+// Control requests: {"op":"get"}, {"op":"panic"}, and {"op":"call","req":R}
+// (makes the host call R and replies {"answer":…} or {"error":…}).
+//
 // Outbound chunks always pass unchanged. Session options (JSON):
 // "stateless" (no state export/import), "no_checkpoint", "tick_ms" (emit a
 // tick on to_peer and an event every tick_ms), "bad" (refuse to open).
@@ -141,7 +144,8 @@ func (c *core) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 
 func (c *core) Control(out *sdk.Out, req []byte) ([]byte, error) {
 	var r struct {
-		Op string `json:"op"`
+		Op  string          `json:"op"`
+		Req json.RawMessage `json:"req"`
 	}
 	if err := json.Unmarshal(req, &r); err != nil {
 		return nil, err
@@ -151,6 +155,12 @@ func (c *core) Control(out *sdk.Out, req []byte) ([]byte, error) {
 		return json.Marshal(map[string]any{"count": c.count, "version": version, "ticks": c.ticks})
 	case "panic":
 		panic("counter: control told to panic")
+	case "call":
+		ans, err := out.HostCall(r.Req)
+		if err != nil {
+			return json.Marshal(map[string]any{"error": err.Error()})
+		}
+		return json.Marshal(map[string]any{"answer": string(ans)})
 	}
 	return nil, fmt.Errorf("unknown op %q", r.Op)
 }

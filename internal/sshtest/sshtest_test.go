@@ -1,0 +1,78 @@
+package sshtest
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+func dial(t *testing.T, s *Server, auth ssh.AuthMethod) *ssh.Client {
+	t.Helper()
+	c, err := ssh.Dial("tcp", s.Addr, &ssh.ClientConfig{
+		User: "alice", Auth: []ssh.AuthMethod{auth},
+		HostKeyCallback: ssh.FixedHostKey(s.HostKey()), Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestExecAndSignals(t *testing.T) {
+	s := Start(t, Options{Passwords: map[string]string{"alice": "pw"}})
+	if _, err := ssh.Dial("tcp", s.Addr, &ssh.ClientConfig{User: "alice", Auth: []ssh.AuthMethod{ssh.Password("no")},
+		HostKeyCallback: ssh.FixedHostKey(s.HostKey())}); err == nil {
+		t.Fatal("wrong password accepted")
+	}
+	c := dial(t, s, ssh.Password("pw"))
+	sess, _ := c.NewSession()
+	var out, errb bytes.Buffer
+	sess.Stdout, sess.Stderr = &out, &errb
+	err := sess.Run("echo out; echo err >&2; exit 3")
+	var ee *ssh.ExitError
+	if !errors.As(err, &ee) || ee.ExitStatus() != 3 || out.String() != "out\n" || errb.String() != "err\n" {
+		t.Fatalf("run: %v %q %q", err, out.String(), errb.String())
+	}
+	sess, _ = c.NewSession()
+	if err := sess.Start("sleep 30"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := sess.Signal(ssh.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = sess.Wait()
+	if !errors.As(err, &ee) || ee.Signal() != "INT" {
+		t.Fatalf("signal: %v", err)
+	}
+	if got := s.Commands(); len(got) != 2 || got[1] != "sleep 30" {
+		t.Errorf("commands %q", got)
+	}
+}
+
+func TestShellUnderPTY(t *testing.T) {
+	k, _ := NewEd25519Signer()
+	s := Start(t, Options{AuthorizedKeys: map[string][]ssh.PublicKey{"alice": {k.PublicKey()}}})
+	c := dial(t, s, ssh.PublicKeys(k))
+	sess, _ := c.NewSession()
+	var out syncBuf
+	sess.Stdout = &out
+	in, _ := sess.StdinPipe()
+	if err := sess.RequestPty("xterm", 24, 80, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	sess.WindowChange(40, 100)
+	in.Write([]byte("sleep 0.3; stty size; exit\n")) // the request and the input travel apart
+	sess.Wait()
+	if !strings.Contains(out.String(), "40 100") {
+		t.Errorf("output %q", out.String())
+	}
+}
