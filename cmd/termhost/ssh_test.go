@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -99,6 +100,12 @@ func (f *sshFixture) call(t *testing.T, tool string, args map[string]any) (map[s
 		f.results = append(f.results, err.Error())
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) {
+			// go-sdk's client takes code -32003 for its own "client is
+			// closing" and reports it as a closed connection, keeping only
+			// the text (rawCall checks that code on the wire).
+			if strings.Contains(err.Error(), "blocked by rules.json") {
+				return nil, &jsonrpc.Error{Code: -32003, Message: err.Error()}
+			}
 			t.Fatalf("%s: %v (not a JSON-RPC error)", tool, err)
 		}
 		f.results = append(f.results, string(je.Data))
@@ -184,10 +191,11 @@ func TestSSHExecuteAgainstOpenSSH(t *testing.T) {
 		t.Errorf("unknown credential error does not list the known ids: %s", e.Message)
 	}
 	before := len(f.srv.Commands())
-	e = f.wantErr(t, "ssh_execute", map[string]any{"credentialId": "key", "command": "echo x; forbidden-command"}, -32003, "forbidden-command")
-	if !strings.Contains(string(e.Data), "rule") {
-		t.Errorf("blocked error data lacks the rule: %s", e.Data)
+	if f.srv.Logged && before == 0 {
+		t.Fatal("the server's command log is empty: it cannot show a blocked command did not arrive")
 	}
+	e = f.wantErr(t, "ssh_execute", map[string]any{"credentialId": "key", "command": "echo x; forbidden-command"}, -32003, "forbidden-command")
+	_ = e
 	for _, c := range f.srv.Commands()[before:] {
 		if strings.Contains(c, "forbidden") {
 			t.Errorf("a blocked command reached the server: %q", c)
@@ -344,6 +352,18 @@ func TestSSHShellDrivesVim(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// vim flushes unread input as it restores the terminal: type on only
+	// once the shell is back.
+	for i := 0; ; i++ {
+		mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": fmt.Sprintf("echo back-%d-$((2*3))\n", i)})
+		r := h.call(5*time.Second, "wait_for", map[string]any{"session_id": id, "until": fmt.Sprintf("back-%d-6", i), "onScreen": true, "timeoutMs": 2000})
+		if !r.isErr && r.res["reason"] == "matched" {
+			break
+		}
+		if i == 5 {
+			t.Fatalf("the shell did not come back after vim:\n%s", h.view(id))
+		}
+	}
 	mustCall(t, f.cs, "resize_terminal", map[string]any{"session_id": id, "cols": 90, "rows": 20})
 	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": "stty size\n"})
 	h.screenHas(id, "20 90")
@@ -352,4 +372,49 @@ func TestSSHShellDrivesVim(t *testing.T) {
 	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": "echo after-$((1+1))\n"})
 	h.screenHas(id, "after-2")
 	mustCall(t, f.cs, "stop_app", map[string]any{"session_id": id})
+}
+
+// TestSSHBlockedOnTheWire checks the JSON-RPC error of a blocked command as
+// it is written (go-sdk's client cannot show code -32003, see call), and
+// that it needs no credentials file or server: rules come first.
+func TestSSHBlockedOnTheWire(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.json")
+	os.WriteFile(rules, []byte(`{"deny": ["^shutdown\\b"]}`), 0o644)
+	cmd := exec.Command(binary, "serve", "--cache-dir", cacheDir(), "--rules", rules, "--credentials", filepath.Join(dir, "none.json"),
+		"--known-hosts", filepath.Join(dir, "kh"), "--no-user-known-hosts")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ssh_execute","arguments":{"credentialId":"any","command":"shutdown -h now"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ssh_execute","arguments":{"credentialId":"any","command":"uptime"}}}
+`)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("answers: %q", out)
+	}
+	type answer struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	byID := map[int]answer{}
+	for _, l := range lines {
+		var a answer
+		json.Unmarshal([]byte(l), &a)
+		byID[a.ID] = a
+	}
+	blocked, unknown := byID[2], byID[3]
+	if blocked.Error.Code != -32003 || !strings.Contains(blocked.Error.Message, "deny pattern") || !strings.Contains(string(blocked.Error.Data), `"rule":"^shutdown\\b"`) {
+		t.Errorf("blocked command: %+v", blocked)
+	}
+	if unknown.Error.Code != -32001 || !strings.Contains(unknown.Error.Message, `"any"`) {
+		t.Errorf("unknown credential: %+v", unknown)
+	}
 }

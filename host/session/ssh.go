@@ -1,10 +1,12 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/termhost/termhost/host/link"
@@ -61,12 +63,32 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	deadline := time.Now().Add(o.Timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	// The plugin reports the connection's end as a "closed" event (after
+	// an "error" one when it failed): the session ends with its reason.
+	var self atomic.Pointer[Session]
+	onEvent := func(ev []byte) bool {
+		if o.OnEvent != nil && o.OnEvent(ev) {
+			return true
+		}
+		if bytes.Contains(ev, []byte(`"closed"`)) {
+			var e struct {
+				Type   string `json:"type"`
+				Reason string `json:"reason"`
+			}
+			if json.Unmarshal(ev, &e) == nil && e.Type == "closed" {
+				if s := self.Load(); s != nil {
+					go s.end(fmt.Errorf("SSH connection closed: %s", e.Reason))
+				}
+			}
+		}
+		return false
+	}
 	s, err := r.Open(ctx, attach, Spec{
 		Kind: KindSSH, Name: o.Name, Owner: o.Owner,
 		Peer: Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
 		Plugins: append([]string{"ssh"}, o.Plugins...), Screen: o.Screen,
-		OnEvent: o.OnEvent, OnInput: o.OnInput,
+		OnEvent: onEvent, OnInput: o.OnInput,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, time.Until(deadline))
 		},
@@ -77,6 +99,7 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 		}
 		return nil, fmt.Errorf("%w: %v", ErrSSH, err)
 	}
+	self.Store(s)
 	fail := func(err error) (*Session, error) {
 		r.Remove(s.ID)
 		return nil, err
@@ -115,11 +138,11 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	if _, _, err := s.Control(ctx, req, false); err != nil {
 		return fail(fmt.Errorf("%w: opening the shell: %v", ErrSSH, err))
 	}
-	ev, err = s.awaitEvent(ctx, seq, "shell", "error", "closed", "channel_closed")
+	ev, err = s.awaitEvent(ctx, seq, "opened", "error", "closed", "channel_closed")
 	if err != nil {
 		return fail(fmt.Errorf("%w: the server did not open a shell within %s (%v)", ErrSSH, o.Timeout, s.endReason(err)))
 	}
-	if ev.Type != "shell" {
+	if ev.Type != "opened" {
 		return fail(fmt.Errorf("%w: the server refused a shell: %s", ErrSSH, eventMessage(ev)))
 	}
 	return s, nil

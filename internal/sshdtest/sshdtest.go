@@ -50,6 +50,9 @@ type Server struct {
 	Password   string
 	Dir        string
 	HostKeyPub string // the host key, authorized_keys format
+	// Logged says Commands works: the server's user is the test user with
+	// the logging login shell (the tests run as root).
+	Logged bool
 
 	t       testing.TB
 	sshd    string
@@ -75,19 +78,46 @@ var (
 	userErr  error
 )
 
+// loginShell is the test user's login shell: it logs each command line
+// sshd runs through it to $TERMHOST_CMDLOG (set by the server's SetEnv),
+// then runs it with /bin/sh, replacing itself, so the process sshd started
+// is the command's shell (signals and process groups as without it).
+const loginShell = "/usr/local/lib/termhost-test/shell"
+
+const loginShellText = `#!/bin/sh
+if [ "$1" = "-c" ]; then
+  [ -n "$TERMHOST_CMDLOG" ] && printf '%s\n' "$2" >> "$TERMHOST_CMDLOG"
+  exec /bin/sh -c "$2"
+fi
+[ -n "$TERMHOST_CMDLOG" ] && printf '<shell>\n' >> "$TERMHOST_CMDLOG"
+exec /bin/sh "$@"
+`
+
 // ensureUser makes the throwaway user (as root) with a fresh random
-// password; it is removed by Cleanup in TestMain or left for the next run,
-// which sets a new password.
+// password and the logging login shell; each test run sets a new
+// password, so the account's password is never known beyond one run.
 func ensureUser() (string, error) {
 	userOnce.Do(func() {
 		var b [12]byte
 		rand.Read(b[:])
 		userPass = "Th-" + hex.EncodeToString(b[:])
+		if err := os.MkdirAll(filepath.Dir(loginShell), 0o755); err != nil {
+			userErr = err
+			return
+		}
+		if err := os.WriteFile(loginShell, []byte(loginShellText), 0o755); err != nil {
+			userErr = err
+			return
+		}
+		os.Chmod(loginShell, 0o755)
 		if _, err := user.Lookup(testUser); err != nil {
-			if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", testUser).CombinedOutput(); err != nil {
+			if out, err := exec.Command("useradd", "-m", "-s", loginShell, testUser).CombinedOutput(); err != nil {
 				userErr = fmt.Errorf("useradd: %v: %s", err, out)
 				return
 			}
+		} else if out, err := exec.Command("usermod", "-s", loginShell, testUser).CombinedOutput(); err != nil {
+			userErr = fmt.Errorf("usermod: %v: %s", err, out)
+			return
 		}
 		chp := exec.Command("chpasswd")
 		chp.Stdin = strings.NewReader(testUser + ":" + userPass + "\n")
@@ -113,7 +143,7 @@ func Start(t testing.TB, o Options) *Server {
 		if err != nil {
 			t.Fatalf("test user: %v", err)
 		}
-		s.User, s.Password = testUser, pass
+		s.User, s.Password, s.Logged = testUser, pass, true
 		os.MkdirAll("/run/sshd", 0o755) // privilege separation directory
 	} else {
 		u, err := user.Current()
@@ -135,12 +165,6 @@ func Start(t testing.TB, o Options) *Server {
 	s.cmdLog = filepath.Join(dir, "commands.log")
 	os.WriteFile(s.cmdLog, nil, 0o666)
 	os.Chmod(s.cmdLog, 0o666)
-	force := filepath.Join(dir, "logcmd.sh")
-	os.WriteFile(force, []byte(fmt.Sprintf(`#!/bin/sh
-printf '%%s\n' "${SSH_ORIGINAL_COMMAND:-<shell>}" >> %s
-if [ -n "$SSH_ORIGINAL_COMMAND" ]; then exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"; fi
-exec "${SHELL:-/bin/sh}" -l
-`, s.cmdLog)), 0o755)
 	s.Port = freePort(t)
 	cfg := filepath.Join(dir, "sshd_config")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`Port %d
@@ -154,13 +178,13 @@ PasswordAuthentication yes
 KbdInteractiveAuthentication no
 PermitRootLogin yes
 PermitUserEnvironment no
-ForceCommand %s
+SetEnv TERMHOST_CMDLOG=%s
 LogLevel VERBOSE
 MaxStartups 100
 MaxSessions 50
 AcceptEnv LANG LC_*
 Subsystem sftp internal-sftp
-`, s.Port, hostKey, dir, dir, force)), 0o644)
+`, s.Port, hostKey, dir, dir, s.cmdLog)), 0o644)
 	s.logPath = filepath.Join(dir, "sshd.log")
 	s.start(cfg)
 	return s

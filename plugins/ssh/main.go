@@ -300,6 +300,10 @@ type request struct {
 	Pty       bool              `json:"pty"`
 	Data      string            `json:"data"`
 	Signal    string            `json:"signal"`
+	// HostKeyAlgorithms (start) are the host-key types to ask the server
+	// for, in order: the host passes those its known_hosts holds for the
+	// server, so a known server is verified with the key on record.
+	HostKeyAlgorithms []string `json:"hostKeyAlgorithms"`
 }
 
 type authMethod struct {
@@ -500,6 +504,10 @@ func (s *session) start(req *request) ([]byte, error) {
 		},
 	}
 	cfg.Ciphers = ciphers()
+	if len(req.HostKeyAlgorithms) > 16 {
+		return nil, errors.New("start: more than 16 hostKeyAlgorithms")
+	}
+	cfg.HostKeyAlgorithms = req.HostKeyAlgorithms
 	s.conn.dialed(addr)
 	s.mu.Lock()
 	s.state, s.ready = connecting, make(chan struct{})
