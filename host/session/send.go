@@ -35,24 +35,34 @@ func (s *Session) Send(ctx context.Context, p []byte) error {
 	w.stack = append(w.stack, step{i: len(s.chain) - 1, dir: abi.Outbound, data: p})
 	w.run()
 	b := w.commit(true)
+	inline, err := s.reserve(b)
 	s.unlockChain()
 	s.touch()
-	return s.deliver(ctx, b, deadline)
-}
-
-// deliver writes a batch someone waits for and returns how it went: at
-// once from this goroutine when the writer is idle, else through the
-// writer's queue, waiting at most until deadline (plus a moment for the
-// writer to report) or until ctx ends.
-func (s *Session) deliver(ctx context.Context, b *batch, deadline time.Time) error {
-	if b == nil {
-		return nil // the chain consumed the input: nothing to write
-	}
-	wrote, err := s.wr.writeNow(ctx, b)
 	if err != nil {
 		return err
 	}
-	if wrote {
+	return s.deliver(ctx, b, inline, deadline)
+}
+
+// reserve takes a batch's place in the order of writes (see
+// writer.reserve); the caller holds the chain lock.
+func (s *Session) reserve(b *batch) (inline bool, err error) {
+	if b == nil {
+		return false, nil
+	}
+	return s.wr.reserve(b)
+}
+
+// deliver writes a batch someone waits for, whose place reserve took, and
+// returns how it went: written from this goroutine when it was reserved
+// inline, else through the writer's queue, waiting at most until deadline
+// (plus a moment for the writer to report) or until ctx ends.
+func (s *Session) deliver(ctx context.Context, b *batch, inline bool, deadline time.Time) error {
+	if b == nil {
+		return nil // the chain consumed the input: nothing to write
+	}
+	if inline {
+		s.wr.writeReserved(ctx, b)
 		return s.result(b)
 	}
 	t := time.NewTimer(time.Until(deadline) + 250*time.Millisecond)
@@ -126,11 +136,18 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 	}
 	reply = w.reply
 	b := w.commit(true)
+	inline, err := s.reserve(b)
 	s.unlockChain()
+	if err != nil {
+		return nil, handled, err
+	}
 	if !handled {
+		if inline {
+			s.wr.writeReserved(ctx, b) // what a failed plugin emitted before it failed was discarded; anything else still goes
+		}
 		return nil, false, firstErr
 	}
-	return reply, true, s.deliver(ctx, b, deadline)
+	return reply, true, s.deliver(ctx, b, inline, deadline)
 }
 
 // Interrupt delivers the kind's interrupt (SPEC SES-10): op is

@@ -124,6 +124,9 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 		return fail(fmt.Errorf("%w: %v", ErrSSH, err))
 	}
 	ev, err := s.awaitEvent(ctx, seq, "connected", "error", "closed")
+	if errors.Is(err, context.Canceled) {
+		return fail(fmt.Errorf("%w: cancelled while connecting to %s", ErrSSH, s.Peer))
+	}
 	if err != nil {
 		return fail(fmt.Errorf("%w: no answer from %s within %s (%v)", ErrSSH, s.Peer, o.Timeout, s.endReason(err)))
 	}

@@ -151,18 +151,20 @@ func (w *writer) done(b *batch, queued bool) {
 	}
 }
 
-// writeNow writes b from the caller's goroutine when nothing is queued or
-// being written — the common case of a tool call's send, spared the hand-off
-// to the writer goroutine and back — else queues it. It reports whether
-// it wrote; the batch is finished either way once written. Cancelling ctx
-// during the write cuts it short at once, where the link allows.
-func (w *writer) writeNow(ctx context.Context, b *batch) (wrote bool, err error) {
+// reserve takes b's place in the order of writes, without blocking: when
+// nothing is queued or being written (the common case of a tool call's
+// send) the caller is to write b itself with writeReserved — spared the
+// hand-off to the writer goroutine and back — else b is queued. Callers
+// reserve while they hold the chain lock, so batches reach the peer in the
+// order the chain made them (an SSH packet stream allows no reordering),
+// and write after releasing it.
+func (w *writer) reserve(b *batch) (inline bool, err error) {
 	w.mu.Lock()
 	if w.closed != nil {
 		w.mu.Unlock()
 		return false, w.closed
 	}
-	d, bounded := w.link.(link.WriteDeadliner)
+	_, bounded := w.link.(link.WriteDeadliner)
 	if len(w.q) > 0 || w.writing || !bounded {
 		// Busy, or a link whose writes cannot be bounded: the writer
 		// goroutine writes it and the caller's wait is bounded instead.
@@ -172,6 +174,13 @@ func (w *writer) writeNow(ctx context.Context, b *batch) (wrote bool, err error)
 	w.writing = true
 	b.started = true
 	w.mu.Unlock()
+	return true, nil
+}
+
+// writeReserved writes a batch reserve kept for the caller. Cancelling
+// ctx during the write cuts it short at once.
+func (w *writer) writeReserved(ctx context.Context, b *batch) {
+	d := w.link.(link.WriteDeadliner)
 	stop := context.AfterFunc(ctx, func() { d.SetWriteDeadline(time.Now()) })
 	n, werr := w.write(b)
 	stop()
@@ -180,7 +189,6 @@ func (w *writer) writeNow(ctx context.Context, b *batch) (wrote bool, err error)
 	}
 	w.done(b, false)
 	b.finish(n, werr)
-	return true, nil
 }
 
 func (w *writer) write(b *batch) (int, error) {

@@ -1,0 +1,291 @@
+package sshpool
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/termhost/termhost/host/plugin"
+	"github.com/termhost/termhost/host/policy"
+	"github.com/termhost/termhost/host/secrets"
+	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/internal/sshtest"
+	"github.com/termhost/termhost/sdk/abi"
+)
+
+const password = "pool-Test-pw-77"
+
+// fixture: the real ssh plugin in a registry, an in-repo SSH server, and
+// a pool with small limits.
+type fixture struct {
+	srv   *sshtest.Server
+	pool  *Pool
+	reg   *session.Registry
+	rules *policy.Store
+	dir   string
+}
+
+func newFixture(t *testing.T, l Limits) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, _ := ssh.NewSignerFromKey(priv)
+	srv := sshtest.Start(t, sshtest.Options{
+		Passwords:      map[string]string{"alice": password},
+		AuthorizedKeys: map[string][]ssh.PublicKey{"alice": {signer.PublicKey()}},
+	})
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "id")
+	os.WriteFile(keyPath, pem.EncodeToMemory(blk), 0o600)
+	creds := fmt.Sprintf(`{"version":"1.0","credentials":[
+	 {"id":"pw","host":"127.0.0.1","port":%d,"username":"alice","authType":"password","password":%q},
+	 {"id":"key","host":"127.0.0.1","port":%d,"username":"alice","authType":"key","privateKeyPath":%q},
+	 {"id":"bad","host":"127.0.0.1","port":%d,"username":"alice","authType":"password","password":%q}]}`,
+		srv.Port, base64.StdEncoding.EncodeToString([]byte(password)), srv.Port, keyPath,
+		srv.Port, base64.StdEncoding.EncodeToString([]byte("wrong")))
+	credFile := filepath.Join(dir, "credentials.json")
+	os.WriteFile(credFile, []byte(creds), 0o600)
+	store, err := secrets.NewStore(credFile, secrets.Defaults{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesFile := filepath.Join(dir, "rules.json")
+	os.WriteFile(rulesFile, []byte(`{"deny":["^reboot"]}`), 0o644)
+	rules, err := policy.NewStore(rulesFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	plugins, err := plugin.Open(ctx, plugin.Config{Embedded: os.DirFS("../../plugins/ssh"), CacheDir: cacheDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := session.NewRegistry(session.Limits{}, session.Config{Logger: testLogger()})
+	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) { return plugins.Attach(name, kind, opts) }
+	d := &Dialer{Sessions: reg, Attach: attach, Creds: store, HostKeys: secrets.NewHostKeys(filepath.Join(dir, "known_hosts"), nil, nil), Rules: rules}
+	pool := NewPool(d, l)
+	t.Cleanup(func() {
+		pool.Close()
+		reg.Close()
+		plugins.Close()
+	})
+	return &fixture{srv: srv, pool: pool, reg: reg, rules: rules, dir: dir}
+}
+
+func cacheDir() string {
+	if d := os.Getenv("TERMHOST_CACHE_DIR"); d != "" {
+		return filepath.Join(d, "sshpool")
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "off"
+	}
+	return filepath.Join(d, "termhost", "wazero-test-sshpool")
+}
+
+func (f *fixture) exec(t *testing.T, r ExecRequest) ExecResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if r.Owner == "" {
+		r.Owner = "o1"
+	}
+	res, err := f.pool.Execute(ctx, r)
+	if err != nil {
+		t.Fatalf("Execute %q: %v", r.Command, err)
+	}
+	return res
+}
+
+func TestExecStreamsAndAuth(t *testing.T) {
+	f := newFixture(t, Limits{})
+	for _, id := range []string{"pw", "key"} {
+		res := f.exec(t, ExecRequest{CredID: id, Command: "printf out; printf err >&2; exit 4"})
+		if res.Stdout != "out" || res.Stderr != "err" || res.ExitCode == nil || *res.ExitCode != 4 {
+			t.Errorf("%s: %+v", id, res.Result)
+		}
+	}
+	res := f.exec(t, ExecRequest{CredID: "pw", Command: "kill -TERM $$"})
+	if res.Signal != "TERM" || res.ExitCode != nil {
+		t.Errorf("killed by a signal: %+v", res.Result)
+	}
+	res = f.exec(t, ExecRequest{CredID: "pw", Command: "head -c 100000 /dev/zero | tr '\\0' x", MaxBytes: 1000})
+	if len(res.Stdout) != 1000 || !res.StdoutTruncated || res.StdoutBytes != 100000 {
+		t.Errorf("bounded stdout: %d bytes, truncated %v, total %d", len(res.Stdout), res.StdoutTruncated, res.StdoutBytes)
+	}
+	_, err := f.pool.Execute(context.Background(), ExecRequest{Owner: "o1", CredID: "bad", Command: "true"})
+	var ce *ConnectError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("wrong password: %v", err)
+	}
+	_, err = f.pool.Execute(context.Background(), ExecRequest{Owner: "o1", CredID: "nope", Command: "true"})
+	var cre *CredentialError
+	if !errors.As(err, &cre) {
+		t.Errorf("unknown credential: %v", err)
+	}
+	before := len(f.srv.Commands())
+	_, err = f.pool.Execute(context.Background(), ExecRequest{Owner: "o1", CredID: "pw", Command: "reboot now"})
+	var be *policy.BlockedError
+	if !errors.As(err, &be) || len(f.srv.Commands()) != before {
+		t.Errorf("blocked: %v; server got %q", err, f.srv.Commands()[before:])
+	}
+	if n := len(f.reg.List(session.KindSSH)); n != 0 {
+		t.Errorf("%d ephemeral sessions left behind", n)
+	}
+}
+
+func TestPersistentCwdAndBudget(t *testing.T) {
+	f := newFixture(t, Limits{MaxCommands: 3})
+	r := f.exec(t, ExecRequest{CredID: "pw", Mode: Persistent, Command: "cd /tmp && mkdir -p pool-$$ && cd pool-$$"})
+	id, cwd := r.SessionID, r.Cwd
+	if !strings.HasPrefix(cwd, "/tmp/pool-") {
+		t.Fatalf("cwd %q", cwd)
+	}
+	defer os.RemoveAll(cwd)
+	r = f.exec(t, ExecRequest{CredID: "pw", Mode: Persistent, Command: "pwd"})
+	if r.SessionID != id || r.Stdout != cwd+"\n" || r.Stderr != "" {
+		t.Fatalf("second: %+v", r)
+	}
+	f.exec(t, ExecRequest{CredID: "pw", Mode: Persistent, Command: "true"})
+	r = f.exec(t, ExecRequest{CredID: "pw", Mode: Persistent, Command: "pwd"})
+	if r.SessionID == id || r.Replaced != id || r.Stdout != cwd+"\n" || r.CommandCount != 1 {
+		t.Fatalf("after the budget: %+v", r)
+	}
+	if info := f.pool.Info("o1", ""); len(info) != 1 || info[0].ID != r.SessionID {
+		t.Errorf("Info: %+v", info)
+	}
+	if info := f.pool.Info("someone else", ""); len(info) != 0 {
+		t.Errorf("another owner sees %+v", info)
+	}
+	_, err := f.pool.Execute(context.Background(), ExecRequest{Owner: "o2", CredID: "pw", Mode: Persistent, SessionID: r.SessionID, Command: "true"})
+	var se *SessionError
+	if !errors.As(err, &se) {
+		t.Errorf("another owner's session: %v", err)
+	}
+}
+
+func TestLimitsAndIdle(t *testing.T) {
+	f := newFixture(t, Limits{PerOwner: 2, PerCredential: 1, IdleTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	s1, err := f.pool.Shell(ctx, "pw", ShellOptions{Owner: "o1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.exec(t, ExecRequest{CredID: "key", Mode: Persistent, Command: "true"})
+	_, err = f.pool.Shell(ctx, "pw", ShellOptions{Owner: "o1"})
+	var se *SessionError
+	if !errors.As(err, &se) || !errors.Is(err, session.ErrLimit) || !strings.Contains(err.Error(), "at most 2") {
+		t.Fatalf("third connection: %v", err)
+	}
+	// Another owner has its own budget, but the credential's persistent
+	// sessions are shared.
+	if _, err := f.pool.Shell(ctx, "pw", ShellOptions{Owner: "o2"}); err != nil {
+		t.Fatalf("another owner: %v", err)
+	}
+	_, err = f.pool.Execute(ctx, ExecRequest{Owner: "o2", CredID: "key", Mode: Persistent, Command: "true"})
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "credential") {
+		t.Fatalf("second persistent session of a credential: %v", err)
+	}
+	// The idle persistent session is closed.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(f.pool.Info("o1", "")) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle persistent session not closed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if s, err := f.reg.Get(r.SessionID); err == nil && s.Alive() {
+		t.Error("the idle session's connection is still open")
+	}
+	f.reg.Remove(s1.ID)
+}
+
+func TestTimeoutKillsOnTheServer(t *testing.T) {
+	f := newFixture(t, Limits{})
+	for _, mode := range []string{Ephemeral, Persistent} {
+		marker := fmt.Sprintf("sleep 3%d", time.Now().UnixNano()%1000)
+		start := time.Now()
+		r := f.exec(t, ExecRequest{CredID: "pw", Mode: mode, Command: "echo go; " + marker, Timeout: 500 * time.Millisecond})
+		if !r.TimedOut || r.Stdout != "go\n" || time.Since(start) > 10*time.Second {
+			t.Errorf("%s: %+v after %v", mode, r.Result, time.Since(start))
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for procs(marker) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %q still runs", mode, marker)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// Cancelling the call does the same.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { // once the server runs it
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !procs("sleep 41"); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	r, err := f.pool.Execute(ctx, ExecRequest{Owner: "o1", CredID: "pw", Command: "sleep 41", Timeout: time.Minute})
+	if err != nil || !r.Cancelled {
+		t.Errorf("cancelled: %+v %v", r, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); procs("sleep 41"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled command still runs")
+		}
+	}
+}
+
+// procs reports whether a process runs with exactly this command line.
+func procs(cmdline string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ") == cmdline {
+			return true
+		}
+	}
+	return false
+}
+
+func TestShellTypedRules(t *testing.T) {
+	f := newFixture(t, Limits{})
+	s, err := f.pool.Shell(context.Background(), "key", ShellOptions{Owner: "o1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Send(ctx, []byte("echo fine\r")); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Send(ctx, []byte("reboot\r"))
+	var be *policy.BlockedError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "C-u") {
+		t.Errorf("blocked typed line: %v", err)
+	}
+	if err := s.Send(ctx, []byte("\x15echo still-fine\r")); err != nil {
+		t.Errorf("after C-u: %v", err)
+	}
+}
+
+func testLogger() *slog.Logger {
+	if os.Getenv("SSHPOOL_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return nil
+}
