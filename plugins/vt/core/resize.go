@@ -88,7 +88,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 	if t.sb.max > 0 {
 		for i := 0; i < t.sb.n; i++ {
 			l := t.sb.at(i)
-			cs := t.decodeLine(l)
+			cs := t.decodeLine(&l)
 			if l.wrapped {
 				cs = padCells(cs, t.cols)
 			}
