@@ -24,7 +24,8 @@ func fillPayload() []byte {
 // BenchmarkInstanceMemory: the linear memory of one vt instance (what the
 // host holds for it) empty, with one session, and with 16 sessions (the
 // manifest's sessionsPerInstance), each with 10,000 lines of 80 columns in
-// its scrollback, fed in 32 KiB chunks. VT_WASM names another build to
+// its scrollback, fed in 32 KiB chunks, and after resizing each of them.
+// VT_WASM names another build to
 // measure (default: the committed vt.wasm).
 func BenchmarkInstanceMemory(b *testing.B) {
 	path := os.Getenv("VT_WASM")
@@ -64,10 +65,18 @@ func BenchmarkInstanceMemory(b *testing.B) {
 			}
 		}
 		all := in.MemSize()
+		// A resize reflows every line of a session's scrollback.
+		for sid := uint32(1); sid <= 16; sid++ {
+			if _, err := in.Control(sid, []byte(`{"op":"resize","cols":100,"rows":30}`)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		resized := in.MemSize()
 		b.ReportMetric(float64(empty)/mib, "MiB-empty")
 		b.ReportMetric(float64(one)/mib, "MiB-1-session")
 		b.ReportMetric(float64(all)/mib, "MiB-16-sessions")
 		b.ReportMetric(float64(all-empty)/16/mib, "MiB/session")
+		b.ReportMetric(float64(resized)/mib, "MiB-after-resizes")
 		in.Close()
 	}
 }
