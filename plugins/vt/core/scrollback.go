@@ -246,6 +246,9 @@ func (s *scrollback) pushEncoded(b []byte, text int, wrapped bool) {
 // add appends a line of header h and body p (text then runs).
 func (s *scrollback) add(h uint64, p []byte) {
 	if s.n >= s.max {
+		if s.max <= 0 {
+			return
+		}
 		// The oldest goes before the new line's bytes are written, so
 		// its block can be reused.
 		s.dropOldest(s.n - s.max + 1)
