@@ -21,7 +21,8 @@
 //     per-terminal table of interned pens, and width flags. Rows of plain
 //     default-style ASCII also mirror their text so the scrollback copies it.
 //   - scrollback.go: a capped ring of compact lines, UTF-8 text plus style
-//     runs, reused in place once full.
+//     runs, packed end to end in 16 KiB blocks with a 4-byte index entry
+//     per line; blocks freed by evicted lines are reused once full.
 //   - resize.go: reflow of soft-wrapped lines on the main screen.
 //   - marshal.go: the whole state as bytes, for handing a session to another
 //     instance.

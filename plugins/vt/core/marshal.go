@@ -72,7 +72,8 @@ func (t *Terminal) MarshalBinary() ([]byte, error) {
 		l := t.sb.at(i)
 		e.bool(l.wrapped)
 		e.uv(int(l.text))
-		e.str(string(l.b))
+		e.uv(len(l.b))
+		e.b = append(e.b, l.b...)
 	}
 	p := &t.p
 	e.b = append(e.b, p.st, p.priv, p.ninter, p.inter[0], p.inter[1])
@@ -344,17 +345,16 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 		d.fail("scrollback length")
 		return d.err
 	}
-	n.sb.lines = make([]sbLine, sbn)
-	n.sb.n = sbn
-	for i := range n.sb.lines {
-		l := &n.sb.lines[i]
-		l.wrapped = d.bool()
+	for i := 0; i < sbn && d.err == nil; i++ {
+		wrapped := d.bool()
 		text := d.uv(1<<20, "scrollback text")
-		l.b = []byte(d.str(1<<22, "scrollback line"))
-		if text > len(l.b) || (len(l.b)-text)%runSize != 0 {
+		b := d.bytes(d.uv(1<<22, "scrollback line"))
+		if d.err == nil && !validLine(b, text) {
 			d.fail("scrollback line")
 		}
-		l.text = uint32(text)
+		if d.err == nil {
+			n.sb.pushEncoded(b, text, wrapped)
+		}
 	}
 	p := &n.p
 	p.st, p.priv, p.ninter = d.u8(), d.u8(), d.u8()
@@ -399,4 +399,23 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 	n.blank = mkCell(0, n.intern(style{bg: pen.bg}), 0)
 	*t = *n
 	return nil
+}
+
+// validLine checks an encoded scrollback line (text then runs) from an
+// imported state: whole runs, offsets in order inside the text, valid
+// styles.
+func validLine(b []byte, text int) bool {
+	if text > len(b) || (len(b)-text)%runSize != 0 {
+		return false
+	}
+	prev := 0
+	for r := b[text:]; len(r) > 0; r = r[runSize:] {
+		off := int(binary.LittleEndian.Uint16(r))
+		s := readStyle(r[2:])
+		if off < prev || off > text || s.ulStyle > 5 || !validColor(s.fg) || !validColor(s.bg) || !validColor(s.ul) {
+			return false
+		}
+		prev = off
+	}
+	return true
 }

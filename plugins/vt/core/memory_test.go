@@ -1,6 +1,8 @@
 package core
 
 import (
+	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,15 +30,8 @@ func TestScrollbackMemory(t *testing.T) {
 	t.Logf("scrollback: 10000 two-colour lines take %d bytes (%.1f per line)", bytes, float64(bytes)/10000)
 }
 
-// scrollbackBytes is the memory the scrollback ring holds.
-func (t *Terminal) scrollbackBytes() int {
-	const lineHeader = 24 + 4 + 4 // slice header, text length, wrapped flag (padded)
-	n := cap(t.sb.lines) * lineHeader
-	for i := range t.sb.lines {
-		n += cap(t.sb.lines[i].b)
-	}
-	return n
-}
+// scrollbackBytes is the memory the scrollback holds.
+func (t *Terminal) scrollbackBytes() int { return t.sb.bytes() }
 
 // TestStyleTableCompaction writes more distinct truecolor pens than the
 // style table holds: the table is compacted and what is on screen keeps its
@@ -74,4 +69,28 @@ func TestStyleTableCompaction(t *testing.T) {
 	}
 	term.Resize(30, 12)
 	checkInvariants(t, term)
+}
+
+// TestScrollbackHeap logs the Go heap one terminal takes with 10,000 lines
+// of 80 digits in its scrollback (what BenchmarkPTYSessionMemory fills), and
+// the garbage produced while filling it.
+func TestScrollbackHeap(t *testing.T) {
+	var data []byte
+	for i := 1; i <= 10100; i++ {
+		data = fmt.Appendf(data, "%080d\r\n", i)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	term := New(Options{Cols: 80, Rows: 24})
+	for off := 0; off < len(data); off += 32 << 10 {
+		term.Write(data[off:min(off+32<<10, len(data))])
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	live := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+	t.Logf("one 80x24 terminal with %d scrollback lines: %d bytes of heap live (%.1f per line), %d bytes allocated in all",
+		term.ScrollbackLen(), live, float64(live)/float64(term.ScrollbackLen()), m1.TotalAlloc-m0.TotalAlloc)
+	runtime.KeepAlive(term)
+	runtime.KeepAlive(data)
 }

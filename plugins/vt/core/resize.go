@@ -81,24 +81,58 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 			break
 		}
 	}
-	var logical [][]cell
+	// The scrollback's lines go one logical line at a time into a new
+	// scrollback, each old line dropped once decoded (its block going to
+	// the new one), so a reflow holds about one scrollback, never its lines
+	// as cells. Their last rows wait in out, as many as the screen grows
+	// by, since a taller screen may show them; old lines soft-wrapped onto
+	// the screen are joined with it below.
+	ns := scrollback{max: t.sb.max}
+	grow := max(0, rows-old.rows())
+	var out []prow
+	emit := func(cells []cell, wrapped bool) {
+		if grow > 0 {
+			if len(out) < grow {
+				out = append(out, prow{cells: append([]cell(nil), cells...), wrapped: wrapped})
+				return
+			}
+			r := out[0]
+			l := line{cells: r.cells, used: len(r.cells), wrapped: r.wrapped}
+			ns.push(t, &l)
+			copy(out, out[1:])
+			out[grow-1] = prow{cells: append(r.cells[:0], cells...), wrapped: wrapped}
+			return
+		}
+		l := line{cells: cells, used: len(cells), wrapped: wrapped}
+		ns.push(t, &l)
+	}
+	keep := 0 // the newest old lines, wrapped onto the screen
+	for keep < t.sb.n && t.sb.at(t.sb.n-1-keep).wrapped {
+		keep++
+	}
 	var cur []cell
-	curLine, curOff := -1, 0
-	topLine, topOff := -1, 0
-	if t.sb.max > 0 {
-		for i := 0; i < t.sb.n; i++ {
-			l := t.sb.at(i)
-			cs := t.decodeLine(l)
-			if l.wrapped {
-				cs = padCells(cs, t.cols)
-			}
-			cur = append(cur, cs...)
-			if !l.wrapped {
-				logical = append(logical, cur)
-				cur = nil
-			}
+	for t.sb.n > keep {
+		l := t.sb.at(0)
+		cur = t.decodeLine(cur, &l)
+		if !l.wrapped {
+			wrapRows(cur, cols, func(pos, end int) { emit(cur[pos:end], end < len(cur)) })
+			cur = cur[:0]
+		}
+		t.sb.dropOldest(1)
+		if ns.spare == nil {
+			ns.spare, t.sb.spare = t.sb.spare, nil
 		}
 	}
+	for i := 0; i < t.sb.n; i++ {
+		l := t.sb.at(i)
+		cur = t.decodeLine(cur, &l)
+	}
+	cur = append([]cell(nil), cur...)
+
+	// The rest: screen rows down to the cursor or the last non-blank row.
+	var logical [][]cell
+	curLine, curOff := -1, 0
+	topLine, topOff := -1, 0
 	for y := 0; y <= last; y++ {
 		l := old.line(y)
 		cs := l.cells
@@ -122,32 +156,11 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 		}
 	}
 
-	// Re-wrap.
-	type prow struct {
-		cells   []cell
-		wrapped bool
-	}
-	var out []prow
+	// Re-wrap, after the rows from the scrollback that wait.
 	ncx, ncy, topRow := 0, 0, 0
 	for li, lc := range logical {
 		start := len(out)
-		if len(lc) == 0 {
-			out = append(out, prow{})
-		}
-		for pos := 0; pos < len(lc); {
-			n := min(cols, len(lc)-pos)
-			// Never split a wide character.
-			if n > 1 && n < len(lc)-pos && lc[pos+n-1].flags()&cellWide != 0 {
-				n--
-			}
-			end := pos + n
-			if n == 1 && lc[pos].flags()&cellWide != 0 {
-				// A one-column screen cannot show a wide character.
-				lc[pos] = mkCell(0, lc[pos].style(), 0)
-				if pos+1 < len(lc) {
-					lc[pos+1] = mkCell(0, lc[pos+1].style(), 0)
-				}
-			}
+		wrapRows(lc, cols, func(pos, end int) {
 			if li == curLine && curOff >= pos && curOff < end {
 				ncx, ncy = curOff-pos, len(out)
 			}
@@ -155,8 +168,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 				topRow = len(out)
 			}
 			out = append(out, prow{cells: lc[pos:end], wrapped: end < len(lc)})
-			pos = end
-		}
+		})
 		lastStart := 0
 		if len(out)-1 > start {
 			lastStart = len(lc) - len(out[len(out)-1].cells)
@@ -174,7 +186,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 		ncx, pending = cols-1, wrapNext
 	}
 	first := topRow
-	if grow := rows - old.rows(); grow > 0 {
+	if grow > 0 {
 		first = max(0, first-grow)
 	}
 	// Keep the bottom of the text visible, pushing top lines into the
@@ -185,13 +197,13 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 	if ncy < first {
 		first = ncy
 	}
-	t.sb.clear()
-	if t.sb.max > 0 {
+	if ns.max > 0 {
 		for _, r := range out[:first] {
 			l := line{cells: r.cells, used: len(r.cells), wrapped: r.wrapped}
-			t.sb.push(t, &l)
+			ns.push(t, &l)
 		}
 	}
+	t.sb = ns
 	n := newScreen(cols, rows, cell(0))
 	for y := 0; y < rows && first+y < len(out); y++ {
 		r := out[first+y]
@@ -201,6 +213,38 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 	}
 	t.main = n
 	return clamp(ncx, 0, cols-1), clamp(ncy-first, 0, rows-1), pending
+}
+
+// prow is a row of a reflow.
+type prow struct {
+	cells   []cell
+	wrapped bool
+}
+
+// wrapRows splits a logical line into rows of at most cols cells, never
+// splitting a wide character, calling f with each row's cell range; an
+// empty line is one empty row.
+func wrapRows(lc []cell, cols int, f func(pos, end int)) {
+	if len(lc) == 0 {
+		f(0, 0)
+	}
+	for pos := 0; pos < len(lc); {
+		n := min(cols, len(lc)-pos)
+		// Never split a wide character.
+		if n > 1 && n < len(lc)-pos && lc[pos+n-1].flags()&cellWide != 0 {
+			n--
+		}
+		end := pos + n
+		if n == 1 && lc[pos].flags()&cellWide != 0 {
+			// A one-column screen cannot show a wide character.
+			lc[pos] = mkCell(0, lc[pos].style(), 0)
+			if pos+1 < len(lc) {
+				lc[pos+1] = mkCell(0, lc[pos+1].style(), 0)
+			}
+		}
+		f(pos, end)
+		pos = end
+	}
 }
 
 // reflowEnd is the length of a row without its trailing never-written cells.
@@ -219,9 +263,10 @@ func padCells(cs []cell, n int) []cell {
 	return cs
 }
 
-// decodeLine turns a scrollback line back into cells.
-func (t *Terminal) decodeLine(l *sbLine) []cell {
-	var cs []cell
+// decodeLine appends the cells of a scrollback line to cs, a soft-wrapped
+// line padded to the screen's width.
+func (t *Terminal) decodeLine(cs []cell, l *sbLine) []cell {
+	base := len(cs)
 	l.runs(func(text []byte, s style) {
 		si := t.intern(s)
 		for i := 0; i < len(text); {
@@ -229,9 +274,9 @@ func (t *Terminal) decodeLine(l *sbLine) []cell {
 			i += n
 			w := runeWidth(r)
 			if w == 0 {
-				if len(cs) > 0 {
+				if len(cs) > base {
 					k := len(cs) - 1
-					if cs[k].flags()&cellSpacer != 0 && k > 0 {
+					if cs[k].flags()&cellSpacer != 0 && k > base {
 						k--
 					}
 					var buf [64]byte
@@ -249,6 +294,9 @@ func (t *Terminal) decodeLine(l *sbLine) []cell {
 			}
 		}
 	})
+	if l.wrapped {
+		cs = padCells(cs, base+t.cols)
+	}
 	return cs
 }
 

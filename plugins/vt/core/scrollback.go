@@ -5,12 +5,35 @@ import (
 	"slices"
 )
 
-// sbLine is one line of scrollback, compact: the line's UTF-8 text (wide
-// characters once, trailing default blanks trimmed) followed by its style
+// The scrollback keeps its lines packed in a ring of fixed-size byte
+// blocks, with one uint32 per line in a ring index: no allocation per line
+// and nothing for the collector to scan, and once full, blocks freed by
+// evicted lines are reused for new ones, so steady scrolling allocates
+// nothing.
+//
+// A line is a header, uvarint(runs<<1 | wrapped), the line's UTF-8 text
+// (wide characters once, trailing default blanks trimmed) and its style
 // runs, each a 2-byte text offset and an encoded style. A line with only
-// the default style has no runs.
+// the default style has no runs, so a plain line costs its text plus one
+// byte, plus 4 in the index.
+//
+// Lines are laid end to end in a virtual byte stream: byte p lives in
+// block p/sbBlock at p%sbBlock, and a line may span blocks (a line longer
+// than a block spans several). The index holds the low 32 bits of each
+// line's end; line i starts where line i-1 ends (line 0 at tail).
+const (
+	sbBlock = 16 << 10
+	// sbMaxBytes bounds the bytes held, so 32-bit ends stay unambiguous;
+	// the oldest lines go first. Far beyond what a line cap of 1,000,000
+	// short lines needs.
+	sbMaxBytes = 1 << 30
+)
+
+// sbLine is a view of one scrollback line: valid until the scrollback
+// changes or another line is read (a line spanning blocks is copied into
+// a scratch buffer).
 type sbLine struct {
-	b       []byte
+	b       []byte // text, then runs
 	text    uint32 // length of the text part of b
 	wrapped bool
 }
@@ -19,53 +42,131 @@ const runSize = 2 + styleSize
 
 // scrollback is a ring of at most max lines; line 0 is the oldest.
 type scrollback struct {
-	lines    []sbLine
-	start, n int
+	idx      []uint32 // ring of line ends, len(idx) <= max
+	start, n int      // line 0 is idx[start]; n lines
 	max      int
+
+	blocks     [][]byte // blocks[k] holds stream bytes [(base+k)*sbBlock, (base+k+1)*sbBlock)
+	base       uint64
+	spare      []byte // a block freed by eviction, for the next one needed
+	tail, head uint64 // stream bytes held: [tail, head)
+
+	scratch []byte // a line spanning blocks, copied whole
+	enc     []byte // encoding buffer for styled lines
 }
 
-func (s *scrollback) at(i int) *sbLine {
+func (s *scrollback) end(i int) uint32 {
 	j := s.start + i
-	if j >= len(s.lines) {
-		j -= len(s.lines)
+	if j >= len(s.idx) {
+		j -= len(s.idx)
 	}
-	return &s.lines[j]
+	return s.idx[j]
 }
 
-// next returns the slot for a new newest line, evicting the oldest when full.
-func (s *scrollback) next() *sbLine {
-	if s.n < s.max {
-		if s.start != 0 {
-			// Only after a shrink of max; normalise.
-			s.normalize()
-		}
-		if s.n == len(s.lines) {
-			s.lines = append(s.lines, sbLine{})
-		}
-		s.n++
-		return &s.lines[s.n-1]
+// pos extends a 32-bit stream position held in the index to 64 bits.
+func (s *scrollback) pos(p uint32) uint64 { return s.tail + uint64(p-uint32(s.tail)) }
+
+// span returns the stream range of line i.
+func (s *scrollback) span(i int) (uint64, uint64) {
+	b := s.tail
+	if i > 0 {
+		b = s.pos(s.end(i - 1))
 	}
-	l := &s.lines[s.start]
-	s.start++
-	if s.start >= len(s.lines) {
-		s.start = 0
-	}
-	return l
+	return b, s.pos(s.end(i))
 }
 
-func (s *scrollback) normalize() {
-	n := make([]sbLine, s.n, max(s.n, 16))
-	for i := range n {
-		n[i] = *s.at(i)
+// read returns stream bytes [b, e), in place when they lie in one block.
+func (s *scrollback) read(b, e uint64) []byte {
+	k := int(b/sbBlock - s.base)
+	off := int(b % sbBlock)
+	n := int(e - b)
+	if off+n <= sbBlock {
+		return s.blocks[k][off : off+n : off+n]
 	}
-	s.lines, s.start = n, 0
+	s.scratch = s.scratch[:0]
+	for n > 0 {
+		c := min(n, sbBlock-off)
+		s.scratch = append(s.scratch, s.blocks[k][off:off+c]...)
+		n -= c
+		k++
+		off = 0
+	}
+	return s.scratch
+}
+
+// at returns a view of line i (0 <= i < n).
+func (s *scrollback) at(i int) sbLine {
+	b := s.read(s.span(i))
+	h, k := binary.Uvarint(b)
+	b = b[k:]
+	runs := int(h >> 1)
+	text := len(b) - runs*runSize
+	return sbLine{b: b, text: uint32(text), wrapped: h&1 != 0}
+}
+
+// write appends p to the stream.
+func (s *scrollback) write(p []byte) {
+	for len(p) > 0 {
+		k := int(s.head/sbBlock - s.base)
+		if k == len(s.blocks) {
+			blk := s.spare
+			s.spare = nil
+			if blk == nil {
+				blk = make([]byte, sbBlock)
+			}
+			s.blocks = append(s.blocks, blk)
+		}
+		off := int(s.head % sbBlock)
+		c := copy(s.blocks[k][off:], p)
+		p = p[c:]
+		s.head += uint64(c)
+	}
+}
+
+// commit ends the line just written, then evicts the oldest lines
+// while the bytes held exceed sbMaxBytes.
+func (s *scrollback) commit() {
+	if s.n == len(s.idx) {
+		s.growIndex()
+	}
+	j := s.start + s.n
+	if j >= len(s.idx) {
+		j -= len(s.idx)
+	}
+	s.idx[j] = uint32(s.head)
+	s.n++
+	if s.head-s.tail > sbMaxBytes && s.n > 1 {
+		k := 1
+		for k < s.n-1 && s.head-s.pos(s.end(k-1)) > sbMaxBytes {
+			k++
+		}
+		s.dropOldest(k)
+	}
+}
+
+// growIndex makes room for one more line in the index.
+func (s *scrollback) growIndex() {
+	size := min(max(2*len(s.idx), 64), s.max)
+	if size <= s.n {
+		size = s.n + 1
+	}
+	idx := make([]uint32, size)
+	for i := 0; i < s.n; i++ {
+		idx[i] = s.end(i)
+	}
+	s.idx, s.start = idx, 0
 }
 
 func (s *scrollback) clear() {
-	for i := range s.lines {
-		s.lines[i].b = s.lines[i].b[:0]
-	}
 	s.start, s.n = 0, 0
+	for _, b := range s.blocks {
+		if s.spare == nil {
+			s.spare = b
+		}
+	}
+	clear(s.blocks)
+	s.blocks = s.blocks[:0]
+	s.base, s.tail, s.head = 0, 0, 0
 }
 
 // dropOldest forgets the k oldest lines.
@@ -74,38 +175,108 @@ func (s *scrollback) dropOldest(k int) {
 		s.clear()
 		return
 	}
-	for i := 0; i < k; i++ {
-		s.at(0).b = s.at(0).b[:0]
-		s.start++
-		if s.start >= len(s.lines) {
-			s.start = 0
-		}
-		s.n--
+	s.tail = s.pos(s.end(k - 1))
+	s.start += k
+	if s.start >= len(s.idx) {
+		s.start -= len(s.idx)
 	}
-	s.normalize()
+	s.n -= k
+	// Free the blocks wholly before tail.
+	if d := int(s.tail/sbBlock - s.base); d > 0 {
+		if s.spare == nil {
+			s.spare = s.blocks[0]
+		}
+		m := copy(s.blocks, s.blocks[d:])
+		clear(s.blocks[m:])
+		s.blocks = s.blocks[:m]
+		s.base += uint64(d)
+	}
 }
 
-// popNewest removes and returns the newest line (for growing the screen).
+// popNewest removes the newest line (for growing the screen) and returns a
+// view of it, valid until the next push.
 func (s *scrollback) popNewest() sbLine {
-	l := *s.at(s.n - 1)
-	*s.at(s.n - 1) = sbLine{}
+	l := s.at(s.n - 1)
+	if s.n == 1 {
+		s.clear()
+		return l
+	}
+	s.head, _ = s.span(s.n - 1)
 	s.n--
+	if k := int((s.head+sbBlock-1)/sbBlock - s.base); k < len(s.blocks) {
+		// Blocks past the new head are empty now; keep one as the spare.
+		if s.spare == nil {
+			s.spare = s.blocks[k]
+		}
+		clear(s.blocks[k:])
+		s.blocks = s.blocks[:k]
+	}
 	return l
 }
 
 func (s *scrollback) push(t *Terminal, l *line) {
-	dst := s.next()
+	var p []byte
+	var h uint64
 	if l.fast {
-		text := l.text[:l.used]
-		for len(text) > 0 && text[len(text)-1] == ' ' {
-			text = text[:len(text)-1]
+		p = l.text[:l.used]
+		for len(p) > 0 && p[len(p)-1] == ' ' {
+			p = p[:len(p)-1]
 		}
-		dst.b = append(dst.b[:0], text...)
-		dst.text = uint32(len(text))
 	} else {
-		dst.b, dst.text = t.encodeLine(dst.b[:0], l.cells[:l.used])
+		var text uint32
+		s.enc, text = t.encodeLine(s.enc[:0], l.cells[:l.used])
+		p = s.enc
+		h = uint64((len(p)-int(text))/runSize) << 1
 	}
-	dst.wrapped = l.wrapped
+	if l.wrapped {
+		h |= 1
+	}
+	s.add(h, p)
+}
+
+// pushEncoded appends a line in the encoded form: text then runs.
+func (s *scrollback) pushEncoded(b []byte, text int, wrapped bool) {
+	h := uint64((len(b)-text)/runSize) << 1
+	if wrapped {
+		h |= 1
+	}
+	s.add(h, b)
+}
+
+// add appends a line of header h and body p (text then runs).
+func (s *scrollback) add(h uint64, p []byte) {
+	if s.n >= s.max {
+		if s.max <= 0 {
+			return
+		}
+		// The oldest goes before the new line's bytes are written, so
+		// its block can be reused.
+		s.dropOldest(s.n - s.max + 1)
+	}
+	off := int(s.head % sbBlock)
+	k := int(s.head/sbBlock - s.base)
+	if h < 0x80 && k < len(s.blocks) && off+1+len(p) <= sbBlock {
+		// The usual case: a one-byte header, and the line fits in the
+		// current block.
+		b := s.blocks[k]
+		b[off] = byte(h)
+		copy(b[off+1:], p)
+		s.head += uint64(1 + len(p))
+	} else {
+		var buf [binary.MaxVarintLen64]byte
+		s.write(buf[:binary.PutUvarint(buf[:], h)])
+		s.write(p)
+	}
+	s.commit()
+}
+
+// bytes is the memory the scrollback holds.
+func (s *scrollback) bytes() int {
+	n := 4*cap(s.idx) + cap(s.scratch) + cap(s.enc) + len(s.spare)
+	for _, b := range s.blocks {
+		n += len(b)
+	}
+	return n
 }
 
 // blankCell reports whether c shows nothing (a space or never written).
