@@ -363,6 +363,17 @@ func tsClients(t *testing.T) string {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
+	// @modelcontextprotocol/client 2.x needs node 20 or later.
+	if v, err := exec.Command("node", "--version").Output(); err == nil {
+		var major int
+		fmt.Sscanf(string(v), "v%d", &major)
+		if major < 20 {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("node %s is too old: the TypeScript client 2.x needs node 20 or later", strings.TrimSpace(string(v)))
+			}
+			t.Skipf("node %s is too old (20 or later needed)", strings.TrimSpace(string(v)))
+		}
+	}
 	src := filepath.Join("..", "..", "internal", "tsclients")
 	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
 	if err != nil {
