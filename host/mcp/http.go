@@ -76,14 +76,14 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			SessionTimeout:             o.SessionTimeout,
 			MaxRequestBodyBytes:        o.MaxBodyBytes,
 			DisableLocalhostProtection: o.AllowRemote,
-			Logger:                     s.log,
+			Logger:                     sdkLogger(s.log),
 		}),
 		stateless: sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
 			Stateless:                    true,
 			MaxRequestBodyBytes:          o.MaxBodyBytes,
 			DisableLocalhostProtection:   o.AllowRemote,
 			PropagateRequestCancellation: true,
-			Logger:                       s.log,
+			Logger:                       sdkLogger(s.log),
 		}),
 	}
 	mux := http.NewServeMux()
@@ -258,3 +258,28 @@ func (s *Server) sessionOpened(_ context.Context, req *sdk.InitializedRequest) {
 		}
 	}()
 }
+
+// sdkLogger is the logger go-sdk gets: its Info records (a session
+// connected, disconnected, a notification sent — two or three per request
+// in the stateless era) become Debug, so the default level shows
+// termhost's own lines.
+func sdkLogger(l *slog.Logger) *slog.Logger { return slog.New(demoted{l.Handler()}) }
+
+type demoted struct{ h slog.Handler }
+
+func (d demoted) Enabled(ctx context.Context, l slog.Level) bool {
+	if l == slog.LevelInfo {
+		l = slog.LevelDebug
+	}
+	return d.h.Enabled(ctx, l)
+}
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo {
+		r.Level = slog.LevelDebug
+	}
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(as)} }
+func (d demoted) WithGroup(g string) slog.Handler       { return demoted{d.h.WithGroup(g)} }
