@@ -360,3 +360,22 @@ func TestHTTPResumption(t *testing.T) {
 		t.Fatalf("replayed event id %q after %q", replayed.id, first.id)
 	}
 }
+
+// TestHTTPIdleMCPSessionOrphans: an MCP session without requests for
+// SessionTimeout is closed (its open GET stream does not keep it), and its
+// terminal sessions become orphans rather than ending.
+func TestHTTPIdleMCPSessionOrphans(t *testing.T) {
+	h, url := newHTTPHost(t, mcp.HTTPOptions{SessionTimeout: 300 * time.Millisecond})
+	cs := connectHTTP(t, url, eraLegacy, nil)
+	id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.Sessions.Orphaned(id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle MCP session's terminal session did not become an orphan")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if sess, err := h.Sessions.Get(id); err != nil || !sess.Alive() {
+		t.Fatalf("the terminal session ended with its MCP session: %v", err)
+	}
+}
