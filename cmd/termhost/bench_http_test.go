@@ -14,7 +14,8 @@ import (
 // 80x24 session (cat under a PTY), over `serve --http` in each protocol
 // era: by a minimal HTTP client (one POST, the SSE answer read up to the
 // response: what termhost and HTTP cost) and by go-sdk's client (what an
-// agent using it sees). Each way in its own phase, as many calls as b.N.
+// agent using it sees). Each way in its own phase, as many calls as b.N;
+// then the same call over stdio by the minimal stdio client, for scale.
 func BenchmarkHTTPToolCallLatency(b *testing.B) {
 	srv := startHTTP(b)
 	setup := connectEra(b, srv.url, eraModern, nil)
@@ -44,6 +45,15 @@ func BenchmarkHTTPToolCallLatency(b *testing.B) {
 			samples["sdk-"+era] = append(samples["sdk-"+era], time.Since(start))
 		}
 	}
+	// The same call over stdio, for comparison (its own server process).
+	stdio := startLean(b, "--log-level", "warn")
+	sid := stdio.call(b, "launch_app", map[string]any{"command": "cat", "cols": 80, "rows": 24})["session_id"].(string)
+	for range n {
+		start := time.Now()
+		stdio.call(b, "view_screen", map[string]any{"session_id": sid})
+		samples["stdio"] = append(samples["stdio"], time.Since(start))
+	}
+	percentiles(b, samples["stdio"], "ms-stdio-lean")
 	percentiles(b, samples["lean-"+eraModern], "ms-2026-lean")
 	percentiles(b, samples["lean-"+eraLegacy], "ms-2025-lean")
 	percentiles(b, samples["sdk-"+eraModern], "ms-2026-sdk")
