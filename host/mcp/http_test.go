@@ -379,3 +379,33 @@ func TestHTTPIdleMCPSessionOrphans(t *testing.T) {
 		t.Fatalf("the terminal session ended with its MCP session: %v", err)
 	}
 }
+
+// TestHTTPAllowRemote: with AllowRemote any Host passes, a foreign Origin
+// still does not.
+func TestHTTPAllowRemote(t *testing.T) {
+	_, url := newHTTPHost(t, mcp.HTTPOptions{AllowRemote: true})
+	for _, c := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"termhost.lan:4000", "", http.StatusOK},
+		{"termhost.lan:4000", "http://evil.example", http.StatusForbidden},
+		{"termhost.lan:4000", "http://localhost:5173", http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Host = c.host
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("Host %s Origin %q: %d, want %d", c.host, c.origin, resp.StatusCode, c.want)
+		}
+	}
+}
