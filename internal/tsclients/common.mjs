@@ -32,8 +32,17 @@ export async function steps(client, subscribe, updated, out) {
   out.sessionId = id;
   const uri = `pty://session/${id}/output`;
   await subscribe(uri);
-  await client.callTool({ name: 'send_keys', arguments: { session_id: id, text: 'from-typescript\r' } });
-  await waitFor('notifications/resources/updated', 10000, () => updated.includes(uri));
+  // A 2025-era client receives the update on its standalone GET stream,
+  // which it opens in the background after initialize; an update sent
+  // before that stream is up is not replayed. Type until one arrives.
+  for (let attempt = 0; !updated.includes(uri); attempt++) {
+    await client.callTool({ name: 'send_keys', arguments: { session_id: id, text: 'from-typescript\r' } });
+    try {
+      await waitFor('notifications/resources/updated', 500, () => updated.includes(uri));
+    } catch (e) {
+      if (attempt >= 20) throw e;
+    }
+  }
   out.updated = uri;
   const view = text(await client.callTool({
     name: 'wait_for', arguments: { session_id: id, until: 'from-typescript', onScreen: true, timeoutMs: 10000 },
