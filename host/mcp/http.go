@@ -69,6 +69,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	o.defaults()
 	get := func(*http.Request) *sdk.Server { return s.mcp }
 	h := &httpHandler{
+		srv:  s,
 		opts: o,
 		log:  s.log,
 		stateful: sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
@@ -92,6 +93,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 }
 
 type httpHandler struct {
+	srv                 *Server
 	opts                HTTPOptions
 	log                 *slog.Logger
 	stateful, stateless http.Handler
@@ -141,9 +143,27 @@ func (h *httpHandler) route(w http.ResponseWriter, r *http.Request) http.Handler
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if isInitialize(body) {
-		return h.stateful
+		return http.HandlerFunc(h.initialize)
 	}
 	return h.stateless
+}
+
+// initialize serves an initialize on the stateful handler, which mints an
+// MCP session, and watches that session: go-sdk has no hook for a session
+// that ends, and InitializedHandler would miss a client that never sends
+// notifications/initialized (go-sdk serves its tool calls regardless).
+func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request) {
+	h.stateful.ServeHTTP(w, r)
+	sid := w.Header().Get("Mcp-Session-Id")
+	if sid == "" {
+		return
+	}
+	for ss := range h.srv.mcp.Sessions() {
+		if ss.ID() == sid {
+			go h.srv.watchSession(ss)
+			return
+		}
+	}
 }
 
 func refuse(code int, msg string) http.Handler {
@@ -239,24 +259,17 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) er
 	return ctx.Err()
 }
 
-// sessionOpened is go-sdk's InitializedHandler: an MCP session with an id
-// (the 2025-11-25 era over HTTP) is watched, and when it ends (DELETE, its
-// idle timeout) the terminal sessions it started become orphans: kept for
-// a client that comes back with their ids, reaped once unused for five
-// minutes (SPEC SES-4). Over stdio the session has no id, and every
+// watchSession waits for an MCP session of the 2025-11-25 era to end
+// (DELETE, its idle timeout, shutdown); then the terminal sessions it
+// started become orphans: kept for a client that comes back with their
+// ids, reaped once unused for five minutes (SPEC SES-4). Over stdio every
 // terminal session ends with the client instead (ServeStdio).
-func (s *Server) sessionOpened(_ context.Context, req *sdk.InitializedRequest) {
-	ss := req.Session
-	if ss == nil || ss.ID() == "" {
-		return
+func (s *Server) watchSession(ss *sdk.ServerSession) {
+	ss.Wait()
+	s.forgetSubscriber(ss)
+	if n := s.deps.Sessions.Orphan(ss.ID()); n > 0 {
+		s.log.Info("MCP session ended; its terminal sessions are reaped after 5 min unused", "mcpSession", ss.ID(), "sessions", n)
 	}
-	go func() {
-		ss.Wait()
-		s.forgetSubscriber(ss)
-		if n := s.deps.Sessions.Orphan(ss.ID()); n > 0 {
-			s.log.Info("MCP session ended; its terminal sessions are reaped after 5 min unused", "mcpSession", ss.ID(), "sessions", n)
-		}
-	}()
 }
 
 // sdkLogger is the logger go-sdk gets: its Info records (a session

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -412,5 +413,49 @@ func TestHTTPAllowRemote(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("Host %s Origin %q: %d, want %d", c.host, c.origin, resp.StatusCode, c.want)
 		}
+	}
+}
+
+// TestHTTPOrphansWithoutInitialized: a client that initializes but never
+// sends notifications/initialized (go-sdk serves its calls anyway) still
+// has its terminal sessions orphaned when its MCP session is deleted.
+func TestHTTPOrphansWithoutInitialized(t *testing.T) {
+	h, url := newHTTPHost(t, mcp.HTTPOptions{})
+	var sid string
+	do := func(method, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", eraLegacy)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := do(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	io.ReadAll(resp.Body)
+	sid = resp.Header.Get("Mcp-Session-Id")
+	resp = do(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"launch_app","arguments":{"command":"cat"}}}`)
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`session_id\\":\\"([0-9A-Z]+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("launch_app: %s", b)
+	}
+	id := string(m[1])
+	if resp := do(http.MethodDelete, ""); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.Sessions.Orphaned(id) {
+		if time.Now().After(deadline) {
+			t.Fatal("not orphaned after DELETE")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
