@@ -459,3 +459,39 @@ func TestHTTPOrphansWithoutInitialized(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestHTTPProgress: a long wait sends progress notifications over HTTP in
+// both eras, on the call's own stream.
+func TestHTTPProgress(t *testing.T) {
+	_, url := newHTTPHost(t, mcp.HTTPOptions{})
+	for _, era := range []string{eraModern, eraLegacy} {
+		t.Run(era, func(t *testing.T) {
+			progress := make(chan float64, 16)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "progress", Version: "1"}, &sdk.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+					select {
+					case progress <- r.Params.Progress:
+					default:
+					}
+				},
+			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: era})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+			params := &sdk.CallToolParams{Name: "wait_for", Arguments: map[string]any{"session_id": id, "until": "never-printed", "timeoutMs": 2500}}
+			params.SetProgressToken("wait-1")
+			if _, err := cs.CallTool(ctx, params); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-progress:
+			default:
+				t.Fatal("no notifications/progress during a 2.5 s wait")
+			}
+		})
+	}
+}
