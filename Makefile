@@ -64,7 +64,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'HotReload' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'IdleSessionMemory|ToolsListSize' -benchtime 3x ./cmd/termhost/
-	$(GO) test -run '^$$' -bench 'ToolCallLatency' -benchtime 3000x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench '^BenchmarkToolCallLatency' -benchtime 3000x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'HTTPToolCallLatency' -benchtime 3000x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'Hostile' -benchtime 2x ./cmd/termhost/
 	@echo "the VT emulator: native, in wazero (guarded, unguarded), and tmux on the same payloads:"
 	$(GO) test -run '^$$' -bench 'Write$$|Render' -benchmem -benchtime $(BENCHTIME) ./plugins/vt/core/

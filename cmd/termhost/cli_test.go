@@ -36,7 +36,7 @@ func runBinary(t *testing.T, env []string, args ...string) (stdout, stderr strin
 // Every way of asking for help shows what the command does and its own
 // flags on stdout, and succeeds.
 func TestHelp(t *testing.T) {
-	serveFlags := []string{"-write-timeout", "-max-wait", "-plugin-dir", "-cache-dir", "-log-level", "-max-sessions", "TERMHOST_WRITE_TIMEOUT"}
+	serveFlags := []string{"-write-timeout", "-max-wait", "-plugin-dir", "-cache-dir", "-log-level", "-max-sessions", "TERMHOST_WRITE_TIMEOUT", "-http", "-allow-remote", "$PORT"}
 	for _, tc := range []struct {
 		args      []string
 		want, not []string

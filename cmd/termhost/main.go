@@ -2,6 +2,7 @@
 // sessions today, with a headless screen and plugins behind every session.
 //
 //	termhost serve              MCP over stdio (what Claude Code, Claude Desktop, VS Code, Cursor start)
+//	termhost serve --http=      MCP over Streamable HTTP at http://127.0.0.1:4000/mcp
 //	termhost demo               drive the embedded device simulator through the real MCP tools
 //	termhost plugins list       show the plugins this binary would load
 //	termhost version
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -51,7 +53,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"serve", "serve MCP over stdio: what an MCP client (Claude Code, Claude Desktop, VS Code, Cursor) starts", serveFlags},
+	{"serve", "serve MCP over stdio (what an MCP client such as Claude Code, Claude Desktop, VS Code or Cursor starts), or over Streamable HTTP with --http", serveFlags},
 	{"demo", "drive an embedded simulated router through the real MCP tools, printing every call and result", demoFlags},
 	{"plugins list", "list the plugins termhost would load: name, version, kind, sha256 and source", pluginsListFlags},
 	{"version", "print termhost's version", versionFlags},
@@ -212,6 +214,7 @@ type serveOptions struct {
 	rules        string
 	knownHosts   string
 	noUserKnown  bool
+	http         httpOptions
 }
 
 func (o *serveOptions) register(fs *flags) {
@@ -236,6 +239,7 @@ func (o *serveOptions) register(fs *flags) {
 	fs.StringVar(&o.knownHosts, "known-hosts", secrets.DefaultKnownHosts(), "termhost's own known_hosts `file` (new host keys are recorded here)")
 	fs.env("known-hosts", "KNOWN_HOSTS_FILE")
 	fs.BoolVar(&o.noUserKnown, "no-user-known-hosts", false, "do not read ~/.ssh/known_hosts")
+	o.http.register(fs)
 }
 
 // config checks the flags and builds the host's Config.
@@ -292,13 +296,25 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		var ln net.Listener
+		if o.http.on(fs) {
+			if ln, err = o.http.listen(ctx); err != nil {
+				return err
+			}
+			defer ln.Close()
+		}
 		h, err := host.New(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer h.Close()
-		log.Info("serving MCP over stdio", "version", mcp.Version)
-		err = h.MCP.RunStdio(ctx)
+		if ln != nil {
+			log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+mcp.HTTPPath, "version", mcp.Version)
+			err = h.MCP.RunHTTP(ctx, ln, mcp.HTTPOptions{AllowRemote: o.http.allowRemote})
+		} else {
+			log.Info("serving MCP over stdio", "version", mcp.Version)
+			err = h.MCP.RunStdio(ctx)
+		}
 		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -81,7 +81,7 @@ func (s *Server) addPTYReadTools() bool {
 	s.ptyToolsOnce.Do(func() {
 		addTool(s, telnetVoice, &sdk.Tool{
 			Name:        "list_pty",
-			Description: "This client's PTY processes.",
+			Description: "PTY processes: this client's and those no connected client owns.",
 			Annotations: &sdk.ToolAnnotations{Title: "List PTY", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		}, nil, s.listPTY)
 		addTool(s, telnetVoice, &sdk.Tool{
@@ -155,12 +155,17 @@ type ptyEntry struct {
 	Unread    uint64    `json:"unreadBytes"`
 }
 
-// ptyList is this client's PTY processes (every one, for a client without
-// an MCP session).
+// ptyList is the PTY processes a client sees: for a client without an MCP
+// session id (stdio, the stateless HTTP era) every one; for an HTTP MCP
+// session its own, those nobody owns (started by stateless requests) and
+// the orphans of MCP sessions that ended (so a client that reconnects
+// finds its processes again), but not those of another live MCP session.
+// Every tool takes any process id regardless (ids are unguessable ULIDs
+// and SPEC SES-1 makes them work with every tool).
 func (s *Server) ptyList(owner string) []ptyEntry {
 	list := []ptyEntry{}
 	for _, sess := range s.deps.Sessions.List(session.KindPTY) {
-		if owner != "" && sess.Owner != owner {
+		if owner != "" && sess.Owner != owner && sess.Owner != "" && !s.deps.Sessions.Orphaned(sess.ID) {
 			continue
 		}
 		in := sess.Info()
@@ -225,7 +230,7 @@ func (s *Server) addPTYResources() {
 	s.mcp.AddResource(&sdk.Resource{URI: uriStatus, Name: "pty-status", MIMEType: "application/json",
 		Description: "Server status: sessions and processes."}, s.readStatusResource)
 	s.mcp.AddResource(&sdk.Resource{URI: uriList, Name: "pty-sessions", MIMEType: "application/json",
-		Description: "This client's PTY processes."}, s.readListResource)
+		Description: "PTY processes: this client's and those no connected client owns."}, s.readListResource)
 	s.mcp.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: uriOutputT, Name: "pty-output", MIMEType: "text/plain",
 		Description: "Recent output of a PTY process (last 64 KiB, ANSI kept)."}, s.readOutputResource)
 	s.mcp.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: uriStatusT, Name: "pty-process-status", MIMEType: "application/json",
@@ -316,8 +321,8 @@ type subs struct {
 }
 
 type watch struct {
-	n      int // subscribers
-	cancel context.CancelFunc
+	subscribers map[*sdk.ServerSession]bool // as go-sdk keeps them: a set per URI
+	cancel      context.CancelFunc
 }
 
 // notifyEvery throttles resource-updated notifications per URI.
@@ -340,11 +345,11 @@ func (s *Server) subscribe(_ context.Context, req *sdk.SubscribeRequest) error {
 			s.subs.m = make(map[string]*watch)
 		}
 		if w := s.subs.m[uri]; w != nil {
-			w.n++
+			w.subscribers[req.Session] = true
 			return nil
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s.subs.m[uri] = &watch{n: 1, cancel: cancel}
+		s.subs.m[uri] = &watch{subscribers: map[*sdk.ServerSession]bool{req.Session: true}, cancel: cancel}
 		go s.watchOutput(ctx, sess, uri)
 		return nil
 	}
@@ -354,13 +359,28 @@ func (s *Server) subscribe(_ context.Context, req *sdk.SubscribeRequest) error {
 func (s *Server) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequest) error {
 	s.subs.mu.Lock()
 	defer s.subs.mu.Unlock()
-	if w := s.subs.m[req.Params.URI]; w != nil {
-		if w.n--; w.n <= 0 {
+	s.dropSubscriberLocked(req.Params.URI, req.Session)
+	return nil
+}
+
+// forgetSubscriber drops every subscription of an MCP session that ended
+// without unsubscribing (go-sdk forgets it too).
+func (s *Server) forgetSubscriber(ss *sdk.ServerSession) {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	for uri := range s.subs.m {
+		s.dropSubscriberLocked(uri, ss)
+	}
+}
+
+func (s *Server) dropSubscriberLocked(uri string, ss *sdk.ServerSession) {
+	if w := s.subs.m[uri]; w != nil {
+		delete(w.subscribers, ss)
+		if len(w.subscribers) == 0 {
 			w.cancel()
-			delete(s.subs.m, req.Params.URI)
+			delete(s.subs.m, uri)
 		}
 	}
-	return nil
 }
 
 // watchOutput notifies subscribers of uri whenever sess has new output

@@ -103,7 +103,7 @@ func New(deps Deps, cfg Config) (*Server, error) {
 		Instructions: "Terminal sessions for agents: Telnet (telnet_*), local programs under a PTY (launch_app, start_pty) " +
 			"and a screen behind every session (view_screen, send_keys, wait_for). Wait with until/prompt/idleMs/screenStable " +
 			"instead of sleeping.",
-		Logger: cfg.Logger,
+		Logger: sdkLogger(cfg.Logger), // http.go
 	}
 	if slices.Contains(groups, "pty") && cfg.PTYResources {
 		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe

@@ -32,6 +32,10 @@ type Limits struct {
 	// closing the server's input and SIGTERM (CLIENTS.md).
 	StopGrace, StopTerm         time.Duration
 	ShutdownGrace, ShutdownTerm time.Duration
+	// OrphanIdleTimeout reaps, gracefully, the sessions of an MCP session
+	// that went away over HTTP (Orphan) once nobody has used them this
+	// long (SPEC SES-4). Default 5 min.
+	OrphanIdleTimeout time.Duration
 }
 
 func (l *Limits) defaults() {
@@ -62,6 +66,9 @@ func (l *Limits) defaults() {
 	if l.ShutdownTerm <= 0 {
 		l.ShutdownTerm = time.Second
 	}
+	if l.OrphanIdleTimeout <= 0 {
+		l.OrphanIdleTimeout = 5 * time.Minute
+	}
 }
 
 // maxTombstones bounds how many discarded sessions are remembered, so that
@@ -87,6 +94,10 @@ type Registry struct {
 	entropy  *ulid.MonotonicEntropy
 	tombs    map[string]*tombstone // by id and by name
 	tombList []*tombstone          // oldest first
+	// orphans are the sessions whose owner went away (Orphan), by id: the
+	// time of the orphaning or of the last lookup since, whichever is later.
+	orphans  map[string]time.Time
+	stopping sync.WaitGroup // graceful stops the reaper started
 	stopReap chan struct{}
 	reapDone chan struct{}
 	closed   bool
@@ -105,6 +116,7 @@ func NewRegistry(limits Limits, cfg Config) *Registry {
 		byName:   make(map[string]*Session),
 		entropy:  ulid.Monotonic(rand.Reader, 0),
 		tombs:    make(map[string]*tombstone),
+		orphans:  make(map[string]time.Time),
 		stopReap: make(chan struct{}),
 		reapDone: make(chan struct{}),
 	}
@@ -170,14 +182,19 @@ func (r *Registry) add(s *Session) error {
 	return nil
 }
 
-// Get finds a session by id or name.
+// Get finds a session by id or name. Finding an orphaned session (a
+// client that came back for it) restarts its orphan idle time.
 func (r *Registry) Get(ref string) (*Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s := r.byID[ref]; s != nil {
-		return s, nil
+	s := r.byID[ref]
+	if s == nil {
+		s = r.byName[ref]
 	}
-	if s := r.byName[ref]; s != nil {
+	if s != nil {
+		if _, ok := r.orphans[s.ID]; ok {
+			r.orphans[s.ID] = time.Now()
+		}
 		return s, nil
 	}
 	if t := r.tombs[ref]; t != nil {
@@ -190,6 +207,7 @@ func (r *Registry) Get(ref string) (*Session, error) {
 // forgetLocked removes s from the maps. Caller holds mu.
 func (r *Registry) forgetLocked(s *Session) {
 	delete(r.byID, s.ID)
+	delete(r.orphans, s.ID)
 	if s.Name != "" && r.byName[s.Name] == s {
 		delete(r.byName, s.Name)
 	}
@@ -337,6 +355,37 @@ func (r *Registry) CloseOwned(owner string) {
 	wg.Wait()
 }
 
+// Orphan marks the sessions of an MCP session that went away without
+// ending them (HTTP: DELETE or its idle timeout; SPEC SES-4, MCP-2): they
+// stay usable by id from any client, and the reaper stops them gracefully
+// once none has been used for OrphanIdleTimeout (input, output or a
+// lookup by any client), rather than after IdleTimeout. It returns how
+// many it marked.
+func (r *Registry) Orphan(owner string) int {
+	if owner == "" {
+		return 0
+	}
+	now := time.Now()
+	n := 0
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, s := range r.byID {
+		if s.Owner == owner {
+			r.orphans[id] = now
+			n++
+		}
+	}
+	return n
+}
+
+// Orphaned reports whether the owner of a session went away (Orphan).
+func (r *Registry) Orphaned(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.orphans[id]
+	return ok
+}
+
 // Close stops the reaper and removes every session, all at once: each
 // session's stop is bounded, so the whole takes as long as the slowest.
 func (r *Registry) Close() {
@@ -349,6 +398,7 @@ func (r *Registry) Close() {
 	r.mu.Unlock()
 	close(r.stopReap)
 	<-r.reapDone
+	r.stopping.Wait()
 	var wg sync.WaitGroup
 	for _, s := range r.List("") {
 		wg.Go(func() {
@@ -369,12 +419,40 @@ func (r *Registry) reaper() {
 		case <-r.stopReap:
 			return
 		case <-t.C:
-			for _, s := range r.List("") {
-				if idle := time.Since(s.LastActive()); idle > r.limits.IdleTimeout {
-					r.log.Info("reaping idle session", "session", s.ID, "idle", idle.Round(time.Second))
-					r.Remove(s.ID)
-				}
+			r.reap()
+		}
+	}
+}
+
+// reap removes the sessions idle longer than IdleTimeout, and stops,
+// gracefully, the orphans idle longer than OrphanIdleTimeout.
+func (r *Registry) reap() {
+	for _, s := range r.List("") {
+		last := s.LastActive()
+		r.mu.Lock()
+		at, orphan := r.orphans[s.ID]
+		r.mu.Unlock()
+		if orphan {
+			if at.After(last) {
+				last = at
 			}
+			if idle := time.Since(last); idle > r.limits.OrphanIdleTimeout {
+				r.log.Info("reaping a session whose MCP session went away", "session", s.ID, "idle", idle.Round(time.Second))
+				r.mu.Lock()
+				mine := r.byID[s.ID] == s
+				if mine {
+					r.forgetLocked(s)
+				}
+				r.mu.Unlock()
+				if mine {
+					r.stopping.Go(func() { s.Stop(context.Background(), r.limits.StopGrace, r.limits.StopTerm) })
+				}
+				continue
+			}
+		}
+		if idle := time.Since(last); idle > r.limits.IdleTimeout {
+			r.log.Info("reaping idle session", "session", s.ID, "idle", idle.Round(time.Second))
+			r.Remove(s.ID)
 		}
 	}
 }

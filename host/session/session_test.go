@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -673,5 +674,59 @@ func TestScreenRebuiltAfterFailOver(t *testing.T) {
 	peer.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	if b, _ := io.ReadAll(peer); len(b) != 0 {
 		t.Fatalf("the replay's answers reached the peer: %q", b)
+	}
+}
+
+// TestOrphansAreReapedSooner: the sessions of an owner that went away are
+// reaped (gracefully) after OrphanIdleTimeout, the others only after
+// IdleTimeout; a lookup of an orphan restarts its idle time.
+func TestOrphansAreReapedSooner(t *testing.T) {
+	const orphanIdle = 300 * time.Millisecond
+	r := newRegistry(t, Limits{IdleTimeout: time.Hour, OrphanIdleTimeout: orphanIdle, ReapEvery: 10 * time.Millisecond}, Config{})
+	gone, _, _ := testKind(t, r, Spec{Owner: "mcp-1"}, nil, nil)
+	kept, _, _ := testKind(t, r, Spec{Owner: "mcp-1"}, nil, nil)
+	other, _, _ := testKind(t, r, Spec{Owner: "mcp-2"}, nil, nil)
+	none, _, _ := testKind(t, r, Spec{}, nil, nil)
+	if n := r.Orphan(""); n != 0 {
+		t.Fatalf("Orphan(\"\") marked %d sessions", n)
+	}
+	start := time.Now()
+	if n := r.Orphan("mcp-1"); n != 2 {
+		t.Fatalf("Orphan marked %d sessions, want 2", n)
+	}
+	if !r.Orphaned(gone.ID) || r.Orphaned(other.ID) || r.Orphaned(none.ID) {
+		t.Fatal("Orphaned reports the wrong sessions")
+	}
+	// Looked up by a client that came back: its clock restarts.
+	stopLooking := make(chan struct{})
+	lookedUp := make(chan struct{})
+	go func() {
+		defer close(lookedUp)
+		for {
+			select {
+			case <-stopLooking:
+				return
+			case <-time.After(orphanIdle / 5):
+				r.Get(kept.ID)
+			}
+		}
+	}()
+	// Looking with Get would keep an orphan alive: List does not.
+	listed := func(s *Session) bool { return slices.Contains(r.List(""), s) }
+	eventually(t, "reaping the orphan", func() bool { return !listed(gone) })
+	if waited := time.Since(start); waited < orphanIdle {
+		t.Fatalf("orphan reaped after %v, before its %v", waited, orphanIdle)
+	}
+	eventually(t, "the reaped orphan's end", func() bool { return gone.State() == StateTerminated })
+	for _, s := range []*Session{kept, other, none} {
+		if _, err := r.Get(s.ID); err != nil {
+			t.Fatalf("session of owner %q: %v", s.Owner, err)
+		}
+	}
+	close(stopLooking)
+	<-lookedUp
+	eventually(t, "reaping the orphan nobody uses any more", func() bool { return !listed(kept) })
+	if _, err := r.Get(other.ID); err != nil {
+		t.Fatalf("another owner's session: %v", err)
 	}
 }
