@@ -214,6 +214,8 @@ type serveOptions struct {
 	rules        string
 	knownHosts   string
 	noUserKnown  bool
+	sshPerClient int
+	sshPerCred   int
 	http         httpOptions
 }
 
@@ -239,6 +241,8 @@ func (o *serveOptions) register(fs *flags) {
 	fs.StringVar(&o.knownHosts, "known-hosts", secrets.DefaultKnownHosts(), "termhost's own known_hosts `file` (new host keys are recorded here)")
 	fs.env("known-hosts", "KNOWN_HOSTS_FILE")
 	fs.BoolVar(&o.noUserKnown, "no-user-known-hosts", false, "do not read ~/.ssh/known_hosts")
+	fs.IntVar(&o.sshPerClient, "ssh-max-per-client", 5, "SSH connections one MCP session may have open")
+	fs.IntVar(&o.sshPerCred, "ssh-max-per-credential", 3, "persistent ssh_execute sessions per credential")
 	o.http.register(fs)
 }
 
@@ -268,6 +272,10 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 	cfg.WriteTimeout, cfg.MaxWait = o.writeTimeout, o.maxWait
 	cfg.NoPTYResources = o.noResources
 	cfg.CredentialsFile, cfg.RulesFile, cfg.KnownHostsFile = o.credentials, o.rules, o.knownHosts
+	if o.sshPerClient < 1 || o.sshPerCred < 1 {
+		return host.Config{}, usagef("ssh-max-per-client and ssh-max-per-credential must be at least 1")
+	}
+	cfg.SSHLimits.PerOwner, cfg.SSHLimits.PerCredential = o.sshPerClient, o.sshPerCred
 	if !o.noUserKnown {
 		cfg.UserKnownHosts = secrets.UserKnownHosts()
 	}

@@ -76,7 +76,9 @@ func newFixture(t *testing.T, l Limits) *fixture {
 		t.Fatal(err)
 	}
 	reg := session.NewRegistry(session.Limits{}, session.Config{Logger: testLogger()})
-	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) { return plugins.Attach(name, kind, opts) }
+	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
+		return plugins.Attach(name, kind, opts)
+	}
 	d := &Dialer{Sessions: reg, Attach: attach, Creds: store, HostKeys: secrets.NewHostKeys(filepath.Join(dir, "known_hosts"), nil, nil), Rules: rules}
 	pool := NewPool(d, l)
 	t.Cleanup(func() {
