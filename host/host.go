@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/termhost/termhost/host/mcp"
@@ -61,6 +62,8 @@ type Host struct {
 	MCP      *mcp.Server
 	// SSH is nil when the ssh plugin is not loaded.
 	SSH *SSH
+
+	stopTrim, trimDone chan struct{}
 }
 
 // SSH is what the ssh tools use.
@@ -163,11 +166,48 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		plugins.Close()
 		return nil, err
 	}
-	return &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh}, nil
+	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh, stopTrim: make(chan struct{}), trimDone: make(chan struct{})}
+	go h.trimWhenQuiet()
+	return h, nil
+}
+
+// trimWhenQuiet returns freed memory to the operating system once the
+// sessions have been quiet for a few seconds after activity: the heap of
+// a busy server holds garbage up to its soft limit (grown-and-copied
+// plugin memory, buffers), and an idle server should cost what it holds.
+func (h *Host) trimWhenQuiet() {
+	defer close(h.trimDone)
+	const quiet = 3 * time.Second
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var trimmed time.Time // the activity the last trim followed
+	for {
+		select {
+		case <-h.stopTrim:
+			return
+		case <-t.C:
+		}
+		var last time.Time
+		for _, s := range h.Sessions.List("") {
+			if a := s.LastActive(); a.After(last) {
+				last = a
+			}
+		}
+		if last.After(trimmed) && time.Since(last) > quiet {
+			trimmed = last
+			debug.FreeOSMemory()
+		}
+	}
 }
 
 // Close ends every session and unloads every plugin.
 func (h *Host) Close() error {
+	select {
+	case <-h.stopTrim:
+	default:
+		close(h.stopTrim)
+		<-h.trimDone
+	}
 	h.SSH.close()
 	h.Sessions.Close()
 	return h.Plugins.Close()
