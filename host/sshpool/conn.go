@@ -51,6 +51,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	chans   map[int]*channel
+	repl    *repl // a persistent session's shell
 	nextCh  int
 	hostErr error // the host-key verdict that refused the server, if any
 }

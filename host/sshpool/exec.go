@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,8 +56,12 @@ type channel struct {
 	errMsg string
 	closed bool
 	done   chan struct{}
-	pid    int    // the wrapper's shell (its process group), once reported
-	nonce  string // the wrapper's marker nonce ("" for a raw command)
+	// A command of a persistent session's shell (repl) ends with marks
+	// carrying this nonce: outEnd and errEnd say they arrived, cwd is the
+	// directory it ended in.
+	nonce          string
+	outEnd, errEnd bool
+	cwd            string
 }
 
 func (ch *channel) finish() {
@@ -91,6 +94,11 @@ func (c *conn) event(raw []byte) bool {
 		return false
 	}
 	c.mu.Lock()
+	if r := c.repl; r != nil && ev.Ch == r.id {
+		c.replEvent(r, ev)
+		c.mu.Unlock()
+		return true
+	}
 	ch := c.chans[ev.Ch]
 	c.mu.Unlock()
 	if ch == nil {
@@ -106,7 +114,6 @@ func (c *conn) event(raw []byte) bool {
 		}
 		if ev.Stream == "stderr" {
 			ch.stderr.write(p)
-			ch.findPID()
 		} else {
 			ch.stdout.write(p)
 		}
@@ -124,25 +131,6 @@ func (c *conn) event(raw []byte) bool {
 	return true
 }
 
-// findPID reads the wrapper's first marker: \x1e<nonce>:pid:<n>\x1e.
-func (ch *channel) findPID() {
-	if ch.nonce == "" || ch.pid != 0 {
-		return
-	}
-	pre := "\x1e" + ch.nonce + ":pid:"
-	h := ch.stderr.head
-	if !bytes.HasPrefix(h, []byte(pre)) {
-		return
-	}
-	end := bytes.IndexByte(h[len(pre):], 0x1e)
-	if end < 0 {
-		return
-	}
-	if n, err := strconv.Atoi(string(h[len(pre) : len(pre)+end])); err == nil && n > 1 {
-		ch.pid = n
-	}
-}
-
 // Result is a finished (or given up) command.
 type Result struct {
 	Stdout          string `json:"stdout"`
@@ -156,7 +144,7 @@ type Result struct {
 	TimedOut        bool   `json:"timedOut,omitempty"`
 	Cancelled       bool   `json:"cancelled,omitempty"`
 	// Killed says the command was stopped on the server after a timeout
-	// or cancellation (signal, then its process group killed).
+	// or cancellation (signals; a persistent session's process group).
 	Killed bool   `json:"killed,omitempty"`
 	Cwd    string `json:"cwd,omitempty"`
 }
@@ -166,12 +154,8 @@ type ExecOptions struct {
 	Command  string
 	MaxBytes int           // per stream, default DefaultMaxBytes
 	Timeout  time.Duration // default 60 s
-	// Cwd, with Wrap, is where the command starts.
+	// Cwd is where a persistent session's shell starts (when it has to).
 	Cwd string
-	// Wrap runs the command inside a POSIX sh wrapper that reports its
-	// process group (so a timeout kills everything it started) and the
-	// directory it ends in (persistent sessions keep cwd across cd).
-	Wrap bool
 }
 
 func newNonce() string {
@@ -182,19 +166,6 @@ func newNonce() string {
 
 // shQuote quotes s for a POSIX shell.
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// wrap is the command line that runs cmd in sh, reporting the shell's pid
-// first and its final directory last, both on stderr between \x1e marks.
-func wrap(cmd, cwd, nonce string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "printf '\\036%s:pid:%%s\\036' \"$$\" >&2\n", nonce)
-	if cwd != "" {
-		fmt.Fprintf(&b, "cd %s || exit 1\n", shQuote(cwd))
-	}
-	b.WriteString(cmd)
-	fmt.Fprintf(&b, "\n__termhost_rc=$?\nprintf '\\036%s:cwd:%%s\\036' \"$(pwd)\" >&2\nexit $__termhost_rc\n", nonce)
-	return "exec /bin/sh -c " + shQuote(b.String())
-}
 
 // exec runs one command on a new exec channel of c.
 func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
@@ -207,10 +178,6 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 	ch := &channel{done: make(chan struct{})}
 	ch.stdout.max, ch.stderr.max = o.MaxBytes, o.MaxBytes
 	line := o.Command
-	if o.Wrap {
-		ch.nonce = newNonce()
-		line = wrap(o.Command, o.Cwd, ch.nonce)
-	}
 	c.mu.Lock()
 	id := c.nextCh
 	c.nextCh++
@@ -265,25 +232,6 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 	}
 	res.ExitCode, res.Signal = ch.code, ch.signal
 	stderr := ch.stderr.head
-	if ch.nonce != "" {
-		if pre := "\x1e" + ch.nonce + ":pid:"; bytes.HasPrefix(stderr, []byte(pre)) {
-			if end := bytes.IndexByte(stderr[len(pre):], 0x1e); end >= 0 {
-				stderr = stderr[len(pre)+end+1:]
-			}
-		}
-		mark := []byte("\x1e" + ch.nonce + ":cwd:")
-		if i := bytes.LastIndex(ch.stderr.tail, mark); i >= 0 {
-			rest := ch.stderr.tail[i+len(mark):]
-			if j := bytes.IndexByte(rest, 0x1e); j >= 0 {
-				res.Cwd = string(rest[:j])
-			}
-		}
-		if ch.stderr.complete() {
-			if i := bytes.LastIndex(stderr, mark); i >= 0 {
-				stderr = stderr[:i]
-			}
-		}
-	}
 	res.Stdout, res.StdoutTruncated = cut(ch.stdout.head, o.MaxBytes, ch.stdout.total)
 	res.Stderr, res.StderrTruncated = cut(stderr, o.MaxBytes, ch.stderr.total)
 	if res.StdoutTruncated {
@@ -312,25 +260,20 @@ func cut(p []byte, max, total int) (string, bool) {
 	return string(p), true
 }
 
-// kill stops a command given up on: a TERM signal request, then KILL; a
-// wrapped command's whole process group is killed from a second channel
-// (a shell defers signals while it waits for its child). It reports
-// whether the command is known to have ended.
+// kill stops a command given up on: a TERM signal request, then KILL,
+// then the channel is closed. (OpenSSH delivers a signal to the process it
+// started: an ephemeral command sent as a single command line is that
+// process, as sh execs it; persistent commands kill their shell's whole
+// process group, see killRepl.) It reports whether the command is known to
+// have ended.
 func (c *conn) kill(id int, ch *channel) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ch.mu.Lock()
-	pid := ch.pid
-	ch.mu.Unlock()
 	sig := func(name string) {
 		req, _ := json.Marshal(map[string]any{"op": "signal", "ch": id, "signal": name})
 		c.s.Control(ctx, req, false)
 	}
 	sig("TERM")
-	if pid > 1 {
-		killer := fmt.Sprintf("kill -TERM -- -%d 2>/dev/null; sleep 1; kill -KILL -- -%d 2>/dev/null; exit 0", pid, pid)
-		c.exec(ctx, ExecOptions{Command: killer, Timeout: 4 * time.Second, MaxBytes: 1024})
-	}
 	select {
 	case <-ch.done:
 	case <-time.After(time.Second):
@@ -344,5 +287,5 @@ func (c *conn) kill(id int, ch *channel) bool {
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	return ch.code != nil || ch.signal != "" || pid > 1
+	return ch.code != nil || ch.signal != ""
 }

@@ -238,7 +238,7 @@ func (p *Pool) persistent(ctx context.Context, r ExecRequest) (ExecResult, error
 		return ExecResult{}, err
 	}
 	defer func() { <-ps.busy }()
-	res, err := ps.c.exec(ctx, ExecOptions{Command: r.Command, MaxBytes: r.MaxBytes, Timeout: r.Timeout, Cwd: ps.cwd, Wrap: true})
+	res, err := ps.c.replExec(ctx, ExecOptions{Command: r.Command, MaxBytes: r.MaxBytes, Timeout: r.Timeout, Cwd: ps.cwd})
 	p.mu.Lock()
 	ps.count++
 	ps.lastUsed = time.Now()
