@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -204,7 +205,7 @@ func BenchmarkSSHShellCat(b *testing.B) {
 		h.must("wait_for", map[string]any{"session_id": id, "until": `\$ $`, "timeoutMs": 10000})
 		t0 := time.Now()
 		r := h.must("send_keys", map[string]any{"session_id": id, "text": "cat " + file + "; echo cat-done-$((1+1))\n",
-			"until": "cat-done-2", "timeoutMs": 600000})
+			"until": "cat-done-2", "timeoutMs": 300000})
 		if r["reason"] != "matched" {
 			b.Fatalf("cat: %v", r)
 		}
@@ -280,8 +281,9 @@ func writeTextFile(b *testing.B, path string, size int) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	line := []byte(strings.Repeat("the quick brown fox jumps over the lazy dog 0123456789 ", 1)[:79] + "\n")
-	for written := 0; written < size; written += len(line) {
-		f.Write(line)
+	line := []byte(strings.Repeat("the quick brown fox jumps over the lazy dog 0123456789 ", 2)[:79] + "\n")
+	chunk := bytes.Repeat(line, 4096)
+	for written := 0; written < size; written += len(chunk) {
+		f.Write(chunk)
 	}
 }
