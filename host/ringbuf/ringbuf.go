@@ -122,11 +122,24 @@ func (b *Buffer) stage(p []byte) {
 // the stored bytes at their offset-derived positions.
 func (b *Buffer) grow(need int) {
 	size := max(len(b.buf), minAlloc)
-	for size < need {
+	for size < need && size < doubleUpTo {
 		size *= 2
+	}
+	if size < need {
+		// Past doubleUpTo, grow to what is needed in growStep steps: a
+		// session's buffer costs what it holds (820 KB of output took a
+		// whole 1 MiB when it doubled), at the price of a few more copies
+		// on the way to the maximum.
+		size = (need + growStep - 1) / growStep * growStep
 	}
 	b.resize(min(size, b.max))
 }
+
+// Growth: doubling up to doubleUpTo, then growStep at a time.
+const (
+	doubleUpTo = 256 << 10
+	growStep   = 64 << 10
+)
 
 // resize moves the stored bytes to storage of size bytes (>= b.n).
 func (b *Buffer) resize(size int) {
