@@ -75,6 +75,9 @@ bench: build
 	$(GO) test -run '^$$' -bench 'PTYSessionMemory' -benchtime 1x ./cmd/termhost/
 	@echo "the SSH plugin: bulk exec output and handshake, in wazero (guarded, unguarded), natively, and plain x/crypto/ssh:"
 	$(GO) test -run '^$$' -bench 'Bulk|Handshake' -benchtime 3x ./plugins/ssh/
+	@echo "SSH end to end against a real sshd: ssh_execute beside native x/crypto and ssh-mcp, cat into the screen, 50 connections:"
+	$(GO) test -run '^$$' -bench 'BenchmarkSSHExecute' -benchtime 200x ./cmd/termhost/
+	$(GO) test -run '^$$' -bench 'BenchmarkSSHShellCat|BenchmarkSSHConnections' -benchtime 1x -timeout 30m ./cmd/termhost/
 
 demo:
 	$(GO) run ./cmd/termhost demo
