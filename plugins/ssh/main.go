@@ -4,7 +4,7 @@
 // known_hosts: bytes read from the socket arrive as inbound chunks, the
 // plugin's encrypted bytes leave on to_peer, host keys are checked and
 // signatures made by host calls, so no private key is ever in the plugin's
-// memory. The contract (control ops, events, host calls) is in NOTES.md.
+// memory. The contract (control ops, events, host calls) is in CONTRACT.md.
 //
 // x/crypto/ssh runs on goroutines; in a wasip1 reactor they run only while
 // an export does, so every export ends by letting them all run until they
