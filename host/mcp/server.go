@@ -100,9 +100,9 @@ func New(deps Deps, cfg Config) (*Server, error) {
 	}
 	s := &Server{deps: deps, cfg: cfg, log: cfg.Logger}
 	opts := &sdk.ServerOptions{
-		Instructions: "Terminal sessions for agents: Telnet (telnet_*), local programs under a PTY (launch_app, start_pty) " +
-			"and a screen behind every session (view_screen, send_keys, wait_for). Wait with until/prompt/idleMs/screenStable " +
-			"instead of sleeping.",
+		Instructions: "Terminal sessions for agents: Telnet (telnet_*), SSH (ssh_execute, ssh_shell; credentials by id), " +
+			"local programs under a PTY (launch_app, start_pty) and a screen behind every session (view_screen, send_keys, " +
+			"wait_for). Wait with until/prompt/idleMs/screenStable instead of sleeping.",
 		Logger: sdkLogger(cfg.Logger), // http.go
 	}
 	if slices.Contains(groups, "pty") && cfg.PTYResources {

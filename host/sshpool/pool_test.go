@@ -291,3 +291,32 @@ func testLogger() *slog.Logger {
 	}
 	return nil
 }
+
+// A plugin that traps in the middle of a connection (here: the host's
+// answer to its password request panics inside the host call) ends the
+// session closed, with an error that says so; nothing reaches the buffer.
+func TestPluginTrapFailsClosed(t *testing.T) {
+	f := newFixture(t, Limits{})
+	ctx := context.Background()
+	_, err := f.reg.OpenSSH(ctx, f.pool.d.Attach, session.SSHOptions{
+		Host: "127.0.0.1", Port: f.srv.Port,
+		Start: map[string]any{"user": "alice", "auth": []map[string]any{{"method": "password"}}},
+		HostCall: func(req []byte) ([]byte, error) {
+			if strings.Contains(string(req), `"password"`) {
+				panic("the host's answer panics")
+			}
+			return []byte(`{"ok":true}`), nil
+		},
+	})
+	if err == nil || !errors.Is(err, session.ErrSSH) {
+		t.Fatalf("OpenSSH after a trap: %v", err)
+	}
+	if !strings.Contains(err.Error(), "plugin") {
+		t.Errorf("the error does not say the plugin failed: %v", err)
+	}
+	for _, s := range f.reg.List(session.KindSSH) {
+		if s.Alive() {
+			t.Errorf("session %s still alive after its plugin trapped", s.ID)
+		}
+	}
+}
