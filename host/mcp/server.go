@@ -24,7 +24,7 @@ import (
 const Version = "0.1.0"
 
 // Groups are the tool groups this build has.
-var Groups = []string{"telnet", "ssh", "pty", "tui", "plugins"}
+var Groups = []string{"telnet", "ssh", "pty", "tui", "devices", "plugins"}
 
 // PluginLister lists loaded plugins (host/plugin.Registry implements it).
 type PluginLister interface {
@@ -127,6 +127,8 @@ func New(deps Deps, cfg Config) (*Server, error) {
 			}
 		case "pty":
 			s.addPTYTools()
+		case "devices":
+			s.addDeviceTools()
 		case "plugins":
 			if deps.Plugins != nil {
 				s.addPluginTools()

@@ -65,6 +65,13 @@ func (s *session) mark(out *sdk.Out, m marks.Mark) {
 			f.durationMs = now - s.start
 		}
 		s.done, s.running, s.start = f, false, 0
+		// Where the command's output ends (the prompt is drawn after it):
+		// run_command cuts its output here.
+		ev := map[string]any{"type": "done", "source": "shell"}
+		if f.hasCode {
+			ev["exitCode"] = f.code
+		}
+		out.Event(ev)
 	case 'B':
 		ev := map[string]any{"type": "prompt", "source": "shell"}
 		if s.done != nil {

@@ -56,9 +56,13 @@ func TestShellMarks(t *testing.T) {
 		for _, ev := range events {
 			kinds = append(kinds, ev["type"].(string))
 		}
-		if strings.Join(kinds, ",") != "prompt,command,prompt" {
+		if strings.Join(kinds, ",") != "prompt,command,done,prompt" {
 			t.Fatalf("events = %v", events)
 		}
+		if events[2]["at"] != 9 || events[2]["exitCode"] != 1.0 {
+			t.Errorf("done = %v; want at 9 (the end of the output) with exitCode 1", events[2])
+		}
+		events = append(events[:2], events[3:]...)
 		if events[0]["at"] != 2 || events[0]["exitCode"] != nil {
 			t.Errorf("first prompt = %v; want at 2 with no exit code", events[0])
 		}

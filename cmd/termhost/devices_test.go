@@ -1,0 +1,51 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termhost/termhost/internal/devsim"
+)
+
+// run_command on shells with integration: the output alone, the exit
+// code, no echo and no prompt.
+func TestRunCommandOnShells(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh"} {
+		t.Run(sh, func(t *testing.T) {
+			needProg(t, sh)
+			h := startHost(t)
+			id := h.must("launch_app", map[string]any{"command": sh, "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
+			h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})
+			r := h.must("run_command", map[string]any{"sessionId": id, "command": "printf 'one\\ntwo\\n'; echo three >&2; (exit 4)"})
+			if r["output"] != "one\ntwo\nthree\n" || r["exitCode"] != 4.0 || r["reason"] != "prompt" {
+				t.Fatalf("run_command: %v", r)
+			}
+			r = h.must("run_command", map[string]any{"sessionId": id, "command": "echo $((6*7))"})
+			if r["output"] != "42\n" || r["exitCode"] != 0.0 {
+				t.Fatalf("second run_command: %v", r)
+			}
+			r = h.must("run_command", map[string]any{"sessionId": id, "command": "sleep 30", "timeoutMs": 500})
+			if r["reason"] != "timeout" {
+				t.Fatalf("timeout: %v", r)
+			}
+			h.must("send_keys", map[string]any{"session_id": id, "keys": "C-c", "prompt": true, "timeoutMs": 5000})
+			if res := h.call(10*time.Second, "run_command", map[string]any{"sessionId": id, "command": "echo a\necho b"}); !res.isErr || !strings.Contains(res.msg, "command") {
+				t.Errorf("a two-line command: %+v", res)
+			}
+		})
+	}
+}
+
+// run_command against a Telnet device without a dialect, with expect.
+func TestRunCommandWithExpect(t *testing.T) {
+	_, port := startDevsim(t, devsim.Config{NoLogin: true, PageLines: -1, NoColor: true})
+	h := startHost(t)
+	id := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
+	h.must("telnet_read", map[string]any{"sessionId": id, "until": `edge-r1>\s*$`, "timeoutMs": 5000})
+	r := h.must("run_command", map[string]any{"sessionId": id, "command": "show version", "expect": `edge-r1>\s*$`})
+	out, _ := r["output"].(string)
+	if r["reason"] != "matched" || !strings.Contains(out, "Configuration register") || strings.Contains(out, "show version") || strings.Contains(out, "edge-r1>") {
+		t.Fatalf("run_command with expect: %v", r)
+	}
+}

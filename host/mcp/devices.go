@@ -1,0 +1,61 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/termhost/termhost/host/session"
+)
+
+type runIn struct {
+	SessionID string `json:"sessionId" jsonschema:"session id or name (any kind)"`
+	Command   string `json:"command" jsonschema:"command line to run; Enter is added"`
+	TimeoutMs int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default 30000, at most 300000)"`
+	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"bound on the output returned (default 65536)"`
+	Expect    string `json:"expect,omitempty" jsonschema:"regex that marks the end of the output when no dialect or shell integration does"`
+}
+
+const defaultRunTimeout = 30 * time.Second
+
+func (s *Server) addDeviceTools() {
+	addTool(s, telnetVoice, &sdk.Tool{
+		Name: "run_command",
+		Description: "Run one command and return its output alone (no echo, pager prompts or trailing prompt), " +
+			"with prompt, mode, exitCode, error, pages and reason. Waits for the prompt; a question stops it.",
+		Annotations: &sdk.ToolAnnotations{Title: "Run command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, func(p schemaProps) {
+		sessionRef(p)
+		p["command"].MaxLength = ptr(maxCommandLen)
+		p["timeoutMs"].Minimum, p["timeoutMs"].Maximum = ptr(1.0), ptr(float64(maxWaitMs))
+		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
+		p["expect"].MaxLength = ptr(session.MaxPatternLen)
+	}, s.runCommand)
+}
+
+func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in runIn) (any, error) {
+	if strings.ContainsAny(in.Command, "\r\n") {
+		return nil, invalid("command", "must be one line (no CR or LF); send several lines as several calls")
+	}
+	var expect *session.Pattern
+	if in.Expect != "" {
+		re, err := session.CompilePattern(in.Expect)
+		if err != nil {
+			return nil, invalid("expect", "%v", err)
+		}
+		expect = re
+	}
+	sess, err := s.lookup("sessionId", in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
+	if timeout == 0 {
+		timeout = defaultRunTimeout
+	}
+	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
+	defer stop()
+	return sess.RunCommand(ctx, session.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect})
+}
