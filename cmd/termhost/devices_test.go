@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +51,47 @@ func TestRunCommandWithExpect(t *testing.T) {
 	out, _ := r["output"].(string)
 	if r["reason"] != "matched" || !strings.Contains(out, "Configuration register") || strings.Contains(out, "show version") || strings.Contains(out, "edge-r1>") {
 		t.Fatalf("run_command with expect: %v", r)
+	}
+}
+
+// send_secret: typed at a password prompt, masked where the program shows
+// it back, refused where the terminal echoes, never in a result or log.
+func TestSendSecret(t *testing.T) {
+	needProg(t, "bash")
+	const secret = "s3cr3t-Typed-By-Host"
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "credentials.json")
+	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[{"id":"dev","host":"127.0.0.1","port":23,"username":"admin",`+
+		`"password":"`+base64.StdEncoding.EncodeToString([]byte(secret))+`","enableSecret":"`+base64.StdEncoding.EncodeToString([]byte("en-"+secret))+`"}]}`), 0o600)
+	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	id := h.must("launch_app", map[string]any{"command": "bash", "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
+	h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})
+	// At a normal prompt the terminal echoes: refused.
+	if r := h.call(10*time.Second, "send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "password"}); !r.isErr || !strings.Contains(r.msg, "echoes") {
+		t.Fatalf("send_secret with echo on: %+v", r)
+	}
+	var seen []string
+	h.must("send_keys", map[string]any{"session_id": id, "text": `read -s -p "Password: " p; echo; echo "got:$p:"; read -s -p "Enable: " e; echo; echo "len:${#e}"`, "keys": "Enter"})
+	h.screenHas(id, "Password:")
+	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "password"})
+	h.screenHas(id, "Enable:")
+	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "enableSecret"})
+	r := h.screenHas(id, "len:")
+	screen := screenOf(t, r)
+	if !strings.Contains(screen, "got:"+strings.Repeat("*", len(secret))+":") || !strings.Contains(screen, fmt.Sprintf("len:%d", len(secret)+3)) {
+		t.Errorf("the secret was not typed or not masked:\n%s", screen)
+	}
+	for _, f := range []string{"plain", "ansi", "raw", "scrollback"} {
+		seen = append(seen, h.must("view_screen", map[string]any{"session_id": id, "format": f})["content"].(string))
+	}
+	seen = append(seen, fmt.Sprint(h.must("run_command", map[string]any{"sessionId": id, "command": "true"})))
+	if r := h.call(10*time.Second, "send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "token"}); !r.isErr || !strings.Contains(r.msg, "field") {
+		t.Errorf("unknown field: %+v", r)
+	}
+	seen = append(seen, h.logs.String())
+	for _, s := range seen {
+		if strings.Contains(s, secret) {
+			t.Fatalf("the secret appears in a result or the log: %q", s)
+		}
 	}
 }

@@ -20,6 +20,15 @@ type runIn struct {
 
 const defaultRunTimeout = 30 * time.Second
 
+type secretIn struct {
+	SessionID    string `json:"sessionId" jsonschema:"session id or name"`
+	CredentialID string `json:"credentialId" jsonschema:"id of the credential in credentials.json"`
+	Field        string `json:"field" jsonschema:"which secret to type: username, password, enableSecret or passphrase"`
+}
+
+// maskFor is how long what comes back is searched for a typed secret.
+const maskFor = 10 * time.Second
+
 func (s *Server) addDeviceTools() {
 	addTool(s, telnetVoice, &sdk.Tool{
 		Name: "run_command",
@@ -33,6 +42,43 @@ func (s *Server) addDeviceTools() {
 		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
 		p["expect"].MaxLength = ptr(session.MaxPatternLen)
 	}, s.runCommand)
+
+	if s.deps.SSH == nil {
+		return
+	}
+	addTool(s, telnetVoice, &sdk.Tool{
+		Name: "send_secret",
+		Description: "Type a secret from credentials.json (and Enter) at a prompt the session shows; the secret never " +
+			"appears in any result, screen or log. Refused where the terminal would echo it.",
+		Annotations: &sdk.ToolAnnotations{Title: "Send secret", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, func(p schemaProps) {
+		sessionRef(p)
+		p["credentialId"].MaxLength = ptr(maxCredIDLen)
+		p["field"].Enum = []any{"username", "password", "enableSecret", "passphrase"}
+	}, s.sendSecret)
+}
+
+func (s *Server) sendSecret(ctx context.Context, _ *sdk.CallToolRequest, in secretIn) (any, error) {
+	if _, err := credID(in.CredentialID); err != nil {
+		return nil, err
+	}
+	sess, err := s.lookup("sessionId", in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := s.deps.SSH.Creds.Get(in.CredentialID)
+	if err != nil {
+		return nil, invalid("credentialId", "%v", err)
+	}
+	secret, err := cred.Secret(in.Field)
+	if err != nil {
+		return nil, invalid("field", "%v", err)
+	}
+	defer clear(secret)
+	if err := sess.SendSecret(ctx, secret, maskFor); err != nil {
+		return nil, err
+	}
+	return map[string]any{"sessionId": sess.ID, "sent": in.Field}, nil
 }
 
 func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in runIn) (any, error) {

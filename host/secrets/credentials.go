@@ -42,8 +42,9 @@ type Credential struct {
 	// the public or private key file choosing which agent key to use).
 	PrivateKeyPath string
 
-	password   []byte
-	passphrase []byte
+	password     []byte
+	passphrase   []byte
+	enableSecret []byte
 }
 
 // String never prints a secret, whatever verb is used.
@@ -57,6 +58,31 @@ func (c Credential) GoString() string { return c.String() }
 // Password returns a copy of the password (authType password); the caller
 // zeroes it after use.
 func (c Credential) Password() []byte { return bytes.Clone(c.password) }
+
+// Fields send_secret can type.
+var Fields = []string{"username", "password", "enableSecret", "passphrase"}
+
+// Secret returns a copy of one of the credential's fields for the host to
+// type (send_secret, logins); the caller zeroes it after use.
+func (c Credential) Secret(field string) ([]byte, error) {
+	var v []byte
+	switch field {
+	case "username":
+		v = []byte(c.Username)
+	case "password":
+		v = c.password
+	case "enableSecret":
+		v = c.enableSecret
+	case "passphrase":
+		v = c.passphrase
+	default:
+		return nil, fmt.Errorf("field %q is not one of %s", field, strings.Join(Fields, ", "))
+	}
+	if len(v) == 0 {
+		return nil, fmt.Errorf("credential %q has no %s", c.ID, field)
+	}
+	return bytes.Clone(v), nil
+}
 
 // HasPassword reports whether the credential carries a password.
 func (c Credential) HasPassword() bool { return len(c.password) > 0 }
@@ -88,6 +114,7 @@ type fileEntry struct {
 	PrivateKeyPath string `json:"privateKeyPath"`
 	Passphrase     string `json:"passphrase"`
 	Password       string `json:"password"`
+	EnableSecret   string `json:"enableSecret"`
 }
 
 // Parse reads credentials.json. Every mistake names the entry and field
@@ -189,7 +216,12 @@ func (e fileEntry) credential(d Defaults) (Credential, error) {
 			return c, errors.New("password: not used with authType \"agent\"")
 		}
 	case "":
-		return c, errors.New("authType: missing (expected \"key\", \"password\" or \"agent\")")
+		if e.Password == "" {
+			return c, errors.New("authType: missing (expected \"key\", \"password\" or \"agent\")")
+		}
+		// A device credential (SPEC DEV-3) may leave it out: a password
+		// says what it is.
+		c.AuthType = AuthPassword
 	default:
 		return c, fmt.Errorf("authType: %q is not known (expected \"key\", \"password\" or \"agent\")", e.AuthType)
 	}
@@ -200,6 +232,11 @@ func (e fileEntry) credential(d Defaults) (Credential, error) {
 	if e.Password != "" {
 		if c.password, err = decode64(e.Password); err != nil {
 			return c, fmt.Errorf("password: %w", err)
+		}
+	}
+	if e.EnableSecret != "" {
+		if c.enableSecret, err = decode64(e.EnableSecret); err != nil {
+			return c, fmt.Errorf("enableSecret: %w", err)
 		}
 	}
 	if e.Passphrase != "" {

@@ -29,3 +29,15 @@ func TestCleanDropEchoDropPrompt(t *testing.T) {
 		t.Errorf("dropPrompt of a line that is not the prompt = %q", got)
 	}
 }
+
+func TestMaskerSplitEcho(t *testing.T) {
+	m := &masker{secret: []byte("hunter2")}
+	var out []byte
+	for _, c := range []string{"Pass", "word: h", "u", "nt", "er", "2\r\nhun", "gry\r\n"} {
+		out = append(out, m.filter([]byte(c))...)
+	}
+	out = append(out, m.held...)
+	if string(out) != "Password: *******\r\nhungry\r\n" {
+		t.Errorf("masked stream = %q", out)
+	}
+}

@@ -17,6 +17,16 @@ import (
 // nil (everything was written), or an error that says how much was
 // written. Nothing written after an error of the same send.
 func (s *Session) Send(ctx context.Context, p []byte) error {
+	return s.send(ctx, p, true)
+}
+
+// sendRaw is Send without the input hook (a secret is not a command line
+// to vet, and must not be kept as one).
+func (s *Session) sendRaw(ctx context.Context, p []byte) error {
+	return s.send(ctx, p, false)
+}
+
+func (s *Session) send(ctx context.Context, p []byte, vet bool) error {
 	if !s.Alive() {
 		return s.disconnectedErr()
 	}
@@ -24,7 +34,7 @@ func (s *Session) Send(ctx context.Context, p []byte) error {
 	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
 		return err
 	}
-	if s.onInput != nil {
+	if vet && s.onInput != nil {
 		if err := s.onInput(p); err != nil {
 			s.unlockChain()
 			return err

@@ -203,6 +203,7 @@ type Session struct {
 	// onEvent sees events before they are recorded (Spec.OnEvent).
 	onEvent func(ev []byte) bool
 	onInput func(p []byte) error // guarded by chainSem
+	masks   []*masker            // secrets to hide in what comes back; guarded by chainSem
 
 	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
 	asyncBytes int

@@ -83,7 +83,7 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 	case abi.ToUser:
 		switch {
 		case w.cur == last:
-			s.buf.Stage(p)
+			s.stage(p)
 		case w.cur < last:
 			w.pend = append(w.pend, step{i: w.cur + 1, dir: abi.Inbound, data: w.keep(p)})
 		} // the screen's output toward the user goes nowhere
@@ -202,7 +202,7 @@ func (w *walker) run() {
 			case st.i < 0:
 				w.out = append(w.out, st.data...)
 			case st.i >= len(s.chain) && st.dir == abi.Inbound:
-				s.buf.Stage(st.data)
+				s.stage(st.data)
 			case st.i >= len(s.chain):
 				// Outbound from past the end cannot happen; ignore.
 			case w.calls >= maxCalls || len(w.arena) > maxArena:

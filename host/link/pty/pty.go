@@ -273,6 +273,23 @@ func (p *PTY) Resize(cols, rows int) error {
 	return ierr
 }
 
+// Echoes reports whether what is typed may be shown: the terminal echoes
+// it (ECHO), or a program reads it raw (no ICANON) and echoes it itself,
+// as a line editor (readline, zle) or a full-screen program does. A
+// program reading a password (getpass, read -s) has ECHO off and ICANON
+// on.
+func (p *PTY) Echoes() (bool, error) {
+	var t *unix.Termios
+	var ierr error
+	if err := p.control(func(fd int) { t, ierr = unix.IoctlGetTermios(fd, unix.TCGETS) }); err != nil {
+		return false, err
+	}
+	if ierr != nil {
+		return false, ierr
+	}
+	return t.Lflag&unix.ECHO != 0 || t.Lflag&unix.ICANON == 0, nil
+}
+
 var signals = map[string]syscall.Signal{
 	"interrupt": syscall.SIGINT, "terminate": syscall.SIGTERM, "kill": syscall.SIGKILL,
 	"hangup": syscall.SIGHUP, "quit": syscall.SIGQUIT, "suspend": syscall.SIGTSTP,
