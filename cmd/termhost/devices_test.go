@@ -95,3 +95,33 @@ func TestSendSecret(t *testing.T) {
 		}
 	}
 }
+
+// telnet_connect with a credential: host and port from it, the login
+// dialogue answered by the host, the password nowhere in what the client
+// sees or the log.
+func TestTelnetLoginWithCredential(t *testing.T) {
+	const pass = "Dev-Pass-4-Login"
+	_, port := startDevsim(t, devsim.Config{Username: "netops", Password: pass, NoColor: true})
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "credentials.json")
+	b64 := base64.StdEncoding.EncodeToString
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[
+	 {"id":"r1","host":"127.0.0.1","port":%d,"username":"netops","password":%q},
+	 {"id":"bad","host":"127.0.0.1","port":%d,"username":"netops","password":%q}]}`, port, b64([]byte(pass)), port, b64([]byte("nope")))), 0o600)
+	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	r := h.must("telnet_connect", map[string]any{"credentialId": "r1"})
+	id, _ := r["sessionId"].(string)
+	if r["loggedIn"] != true || !strings.Contains(fmt.Sprint(r["prompt"]), "edge-r1>") {
+		t.Fatalf("login: %v", r)
+	}
+	out := h.must("telnet_read", map[string]any{"sessionId": id})
+	res := h.call(20*time.Second, "telnet_connect", map[string]any{"credentialId": "bad"})
+	if !res.isErr || !strings.Contains(res.msg, "login failed") {
+		t.Errorf("wrong password: %+v", res)
+	}
+	for _, s := range []string{fmt.Sprint(out), fmt.Sprint(r), res.msg, h.logs.String(), h.view(id)} {
+		if strings.Contains(s, pass) {
+			t.Fatalf("the password shows: %q", s)
+		}
+	}
+}

@@ -11,18 +11,23 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
 )
 
 type connectIn struct {
-	Host    string   `json:"host" jsonschema:"host name or IP address"`
-	Port    int      `json:"port" jsonschema:"TCP port, usually 23"`
+	Host    string   `json:"host,omitempty" jsonschema:"host name or IP address (required unless credentialId gives it)"`
+	Port    int      `json:"port,omitempty" jsonschema:"TCP port, usually 23"`
 	Timeout int      `json:"timeout,omitempty" jsonschema:"connect timeout in ms (default 5000)"`
 	Name    string   `json:"name,omitempty" jsonschema:"unique name, usable wherever a sessionId is"`
 	Term    string   `json:"term,omitempty" jsonschema:"terminal type sent to the server (default xterm-256color)"`
 	Cols    int      `json:"cols,omitempty" jsonschema:"window width (default 80)"`
 	Rows    int      `json:"rows,omitempty" jsonschema:"window height (default 24)"`
 	Plugins []string `json:"plugins,omitempty" jsonschema:"plugins to chain after telnet, e.g. a dialect"`
+	// CredentialID logs in with a credential (SPEC DEV-3): host and port
+	// default to the credential's, the login dialogue is answered by the
+	// host.
+	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with this credential from credentials.json (host and port default to it)"`
 }
 
 type sessionIn struct {
@@ -72,7 +77,7 @@ func sessionRef(p schemaProps) { p["sessionId"].MaxLength = ptr(maxRefLen) }
 func (s *Server) addTelnetTools() {
 	addTool(s, telnetVoice, &sdk.Tool{
 		Name:        "telnet_connect",
-		Description: "Open a Telnet session to host:port. Returns sessionId.",
+		Description: "Open a Telnet session to host:port. Returns sessionId. With credentialId the host logs in itself.",
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet connect", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["host"].MaxLength = ptr(maxHostLen)
@@ -84,6 +89,7 @@ func (s *Server) addTelnetTools() {
 		p["rows"].Minimum, p["rows"].Maximum = ptr(1.0), ptr(1000.0)
 		p["plugins"].MaxItems = ptr(maxPlugins)
 		p["plugins"].Items.MaxLength = ptr(maxPluginName)
+		p["credentialId"].MaxLength = ptr(maxCredIDLen)
 	}, s.telnetConnect)
 
 	addTool(s, telnetVoice, &sdk.Tool{
@@ -126,9 +132,29 @@ func (s *Server) addTelnetTools() {
 type schemaProps = map[string]*jsonschema.Schema
 
 func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in connectIn) (any, error) {
+	var cred *secrets.Credential
+	if in.CredentialID != "" {
+		if s.deps.SSH == nil {
+			return nil, invalid("credentialId", "no credentials are loaded in this server")
+		}
+		c, err := s.deps.SSH.Creds.Get(in.CredentialID)
+		if err != nil {
+			return nil, invalid("credentialId", "%v", err)
+		}
+		cred = &c
+		if strings.TrimSpace(in.Host) == "" {
+			in.Host = c.Host
+		}
+		if in.Port == 0 {
+			in.Port = c.PortOr(23)
+		}
+	}
 	host := link.UnbracketHost(strings.TrimSpace(in.Host))
 	if host == "" {
-		return nil, invalid("host", "must be a host name or IP address, got an empty string")
+		return nil, invalid("host", "required (a host name or IP address, or a credentialId that gives one)")
+	}
+	if in.Port == 0 {
+		return nil, invalid("port", "required (an integer between 1 and 65535, usually 23)")
 	}
 	if in.Name != "" {
 		if err := session.ValidName(in.Name); err != nil {
@@ -155,8 +181,21 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if sess.Name != "" {
 		out["name"] = sess.Name
 	}
+	if cred != nil {
+		pass, _ := cred.Secret("password")
+		defer clear(pass)
+		prompt, err := sess.Login(ctx, cred.Username, pass, loginTimeout)
+		if err != nil {
+			s.deps.Sessions.Remove(sess.ID)
+			return nil, fmt.Errorf("telnet_connect to %s: %w", link.JoinHostPort(host, in.Port), err)
+		}
+		out["loggedIn"], out["prompt"] = true, prompt
+	}
 	return out, nil
 }
+
+// loginTimeout bounds a login dialogue answered by the host.
+const loginTimeout = 15 * time.Second
 
 func (s *Server) telnetSend(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (any, error) {
 	sess, err := s.lookup("sessionId", in.SessionID)

@@ -34,23 +34,33 @@ func TestArgumentVoice(t *testing.T) {
 		args string
 		want string // the whole message
 	}{
-		{"null", `null`, "invalid arguments: host: required (host name or IP address)"},
-		{"absent", ``, "invalid arguments: host: required (host name or IP address)"},
 		{"not an object", `[1]`, "invalid arguments: arguments: must be an object, got an array"},
 		{"string port", `{"host":"h","port":"twenty-three"}`, `invalid arguments: port: must be an integer between 1 and 65535, got the string "twenty-three"`},
 		{"zero port", `{"host":"h","port":0}`, "invalid arguments: port: must be an integer between 1 and 65535, got 0"},
 		{"fraction", `{"host":"h","port":22.5}`, "invalid arguments: port: must be an integer between 1 and 65535, got 22.5"},
 		{"huge", `{"host":"h","port":23,"timeout":1e18}`, "invalid arguments: timeout: must be an integer between 1 and 120000, got 1e18"},
 		{"overflow", `{"host":"h","port":23,"timeout":99999999999999999999}`, "invalid arguments: timeout: must be an integer between 1 and 120000, got 99999999999999999999"},
-		{"unknown", `{"host":"h","port":23,"colour":"red"}`, "invalid arguments: colour: unknown field (accepted: cols, host, name, plugins, port, rows, term, timeout)"},
+		{"unknown", `{"host":"h","port":23,"colour":"red"}`, "invalid arguments: colour: unknown field (accepted: cols, credentialId, host, name, plugins, port, rows, term, timeout)"},
 		{"bool for string", `{"host":true,"port":23}`, "invalid arguments: host: must be a string, got true"},
 		{"long name", `{"host":"h","port":23,"name":"` + strings.Repeat("n", 65) + `"}`, "invalid arguments: name: must be at most 64 characters, got 65"},
 		{"plugin not a string", `{"host":"h","port":23,"plugins":[1]}`, "invalid arguments: plugins[0]: must be a string, got the number 1"},
 		{"bad JSON", `{"host":`, "invalid arguments: arguments: not valid JSON: unexpected EOF"},
-		{"null required", `{"host":null,"port":23}`, "invalid arguments: host: must be a string, got null"},
 	}
 	for _, c := range cases {
 		_, err := decodeArgs[connectIn](connect, json.RawMessage(c.args))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v\n want %s", c.name, err, c.want)
+		}
+	}
+	// Required fields (telnet_connect's host and port are optional since a
+	// credentialId can give them).
+	ref := schema[sessionIn](sessionRef)
+	for _, c := range []struct{ name, args, want string }{
+		{"null", `null`, "invalid arguments: sessionId: required (session id or name)"},
+		{"absent", ``, "invalid arguments: sessionId: required (session id or name)"},
+		{"null required", `{"sessionId":null}`, "invalid arguments: sessionId: must be a string, got null"},
+	} {
+		_, err := decodeArgs[sessionIn](ref, json.RawMessage(c.args))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v\n want %s", c.name, err, c.want)
 		}

@@ -45,6 +45,16 @@ type Credential struct {
 	password     []byte
 	passphrase   []byte
 	enableSecret []byte
+	portGiven    bool
+}
+
+// PortOr is the credential's port, or def when the file gave none (a
+// device credential used for Telnet defaults to 23, not SSH's 22).
+func (c Credential) PortOr(def int) int {
+	if c.portGiven {
+		return c.Port
+	}
+	return def
 }
 
 // String never prints a secret, whatever verb is used.
@@ -191,7 +201,7 @@ func (e fileEntry) credential(d Defaults) (Credential, error) {
 		if *e.Port < 1 || *e.Port > 65535 {
 			return c, fmt.Errorf("port: %d is out of range (expected 1–65535)", *e.Port)
 		}
-		c.Port = *e.Port
+		c.Port, c.portGiven = *e.Port, true
 	}
 	if e.Username == "" {
 		return c, errors.New("username: missing (expected the login name)")

@@ -1,0 +1,96 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// loginPrompts recognise the fields of a login dialogue at the end of the
+// output (a dialect's login events say the same, when one is attached).
+var (
+	loginUser  = regexp.MustCompile(`(?i)(user ?name|login|user)\s*:\s*$`)
+	loginPass  = regexp.MustCompile(`(?i)pass(word|code)?\s*:\s*$`)
+	loginShell = regexp.MustCompile(`[>#$%\]]\s*$`)
+	loginFail  = regexp.MustCompile(`(?i)(login incorrect|authentication failed|access denied|bad password|invalid password|% login invalid)`)
+	loginAny   = MustCompilePattern(`(?i)((user ?name|login|user|pass(word|code)?)\s*:|[>#$%\]])\s*$`)
+)
+
+// ErrLogin is a login that did not succeed.
+var ErrLogin = errors.New("login failed")
+
+// Login answers a device's login dialogue: the username when asked for
+// one, the password (typed as a secret: masked in what comes back) when
+// asked for it, until a prompt shows or timeout. It reports the prompt
+// line it ended at.
+func (s *Session) Login(ctx context.Context, username string, password []byte, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	mark := Cursor{Off: s.buf.Tail()} // from the start: the login prompt may already be there
+	sentUser, sentPass := false, false
+	for step := 0; step < 6; step++ {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		_, _, err := s.Wait(ctx, mark, WaitSpec{Until: loginAny, Exit: true, Timeout: left, Stable: 0}, true)
+		if err != nil {
+			return "", err
+		}
+		if !s.Alive() {
+			return "", fmt.Errorf("%w: %v", ErrLogin, s.disconnectedErr())
+		}
+		head := s.buf.Head()
+		from := max(mark.Off, head-min(head, 512))
+		tail, _, _ := s.buf.Read(from, 512)
+		text := clean(tail)
+		if loginFail.MatchString(text) && (sentUser || sentPass) {
+			return "", fmt.Errorf("%w: the device said %q", ErrLogin, lastLine(text))
+		}
+		mark = Cursor{Off: head, Seq: s.lastSeq()}
+		switch {
+		case loginPass.MatchString(text):
+			if sentPass && !sentUser && username != "" {
+				return "", fmt.Errorf("%w: asked for the password again", ErrLogin)
+			}
+			if len(password) == 0 {
+				return "", fmt.Errorf("%w: the device asks for a password and the credential has none", ErrLogin)
+			}
+			if err := s.SendSecret(ctx, password, 10*time.Second); err != nil && !errors.Is(err, ErrEchoOn) {
+				return "", err
+			}
+			sentPass = true
+		case loginUser.MatchString(text):
+			if sentUser && sentPass {
+				return "", fmt.Errorf("%w: asked for the username again (wrong username or password)", ErrLogin)
+			}
+			if username == "" {
+				return "", fmt.Errorf("%w: the device asks for a username and the credential has none", ErrLogin)
+			}
+			eol := "\r"
+			if s.Kind == KindTelnet {
+				eol = "\r\n"
+			}
+			if err := s.sendRaw(ctx, []byte(username+eol)); err != nil {
+				return "", err
+			}
+			sentUser, sentPass = true, false
+		case loginShell.MatchString(text):
+			return lastLine(text), nil
+		}
+	}
+	return "", fmt.Errorf("%w: no prompt within %v", ErrLogin, timeout)
+}
+
+func lastLine(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			return s[i+1:]
+		}
+	}
+	return s
+}
