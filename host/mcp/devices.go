@@ -11,19 +11,19 @@ import (
 )
 
 type runIn struct {
-	SessionID string `json:"sessionId" jsonschema:"session id or name (any kind)"`
-	Command   string `json:"command" jsonschema:"command line to run; Enter is added"`
-	TimeoutMs int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default 30000, at most 300000)"`
-	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"bound on the output returned (default 65536)"`
-	Expect    string `json:"expect,omitempty" jsonschema:"regex that marks the end of the output when no dialect or shell integration does"`
+	SessionID string `json:"sessionId" jsonschema:"session id or name"`
+	Command   string `json:"command" jsonschema:"one line; Enter is added"`
+	TimeoutMs int    `json:"timeoutMs,omitempty" jsonschema:"default 30000"`
+	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"default 65536"`
+	Expect    string `json:"expect,omitempty" jsonschema:"regex ending the output (no dialect or shell prompt)"`
 }
 
 const defaultRunTimeout = 30 * time.Second
 
 type secretIn struct {
 	SessionID    string `json:"sessionId" jsonschema:"session id or name"`
-	CredentialID string `json:"credentialId" jsonschema:"id of the credential in credentials.json"`
-	Field        string `json:"field" jsonschema:"which secret to type: username, password, enableSecret or passphrase"`
+	CredentialID string `json:"credentialId" jsonschema:"credential id"`
+	Field        string `json:"field" jsonschema:"which secret"`
 }
 
 // maskFor is how long what comes back is searched for a typed secret.
@@ -32,8 +32,8 @@ const maskFor = 10 * time.Second
 func (s *Server) addDeviceTools() {
 	addTool(s, telnetVoice, &sdk.Tool{
 		Name: "run_command",
-		Description: "Run one command and return its output alone (no echo, pager prompts or trailing prompt), " +
-			"with prompt, mode, exitCode, error, pages and reason. Waits for the prompt; a question stops it.",
+		Description: "Run one command; returns its output alone (no echo, pager or prompt), prompt, mode, exitCode, " +
+			"error, reason. A question stops it.",
 		Annotations: &sdk.ToolAnnotations{Title: "Run command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)
@@ -48,8 +48,7 @@ func (s *Server) addDeviceTools() {
 	}
 	addTool(s, telnetVoice, &sdk.Tool{
 		Name: "send_secret",
-		Description: "Type a secret from credentials.json (and Enter) at a prompt the session shows; the secret never " +
-			"appears in any result, screen or log. Refused where the terminal would echo it.",
+		Description: "Type a credential's secret and Enter at a prompt; never shown. Refused where it would echo.",
 		Annotations: &sdk.ToolAnnotations{Title: "Send secret", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)

@@ -22,23 +22,23 @@ type SSH struct {
 }
 
 type sshExecIn struct {
-	CredentialID string `json:"credentialId" jsonschema:"id of the credential in credentials.json"`
-	Command      string `json:"command" jsonschema:"command line to run"`
-	SessionMode  string `json:"sessionMode,omitempty" jsonschema:"ephemeral (default): connect, run, close; persistent: keep the connection and the cwd across calls"`
-	SessionID    string `json:"sessionId,omitempty" jsonschema:"persistent: run in this session (default: one of yours for the credential)"`
-	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms and kill the command on the server (default 60000)"`
-	MaxBytes     int    `json:"maxBytes,omitempty" jsonschema:"bound on each of stdout and stderr (default 65536)"`
+	CredentialID string `json:"credentialId" jsonschema:"credential id"`
+	Command      string `json:"command" jsonschema:"command line"`
+	SessionMode  string `json:"sessionMode,omitempty" jsonschema:"persistent keeps connection, cwd and variables"`
+	SessionID    string `json:"sessionId,omitempty" jsonschema:"persistent session to use"`
+	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"then kill it on the server (default 60000)"`
+	MaxBytes     int    `json:"maxBytes,omitempty" jsonschema:"per stream (default 65536)"`
 }
 
 type sshInfoIn struct {
-	CredentialID string `json:"credentialId,omitempty" jsonschema:"only the sessions of this credential"`
+	CredentialID string `json:"credentialId,omitempty" jsonschema:"filter by credential"`
 }
 
 type sshShellIn struct {
-	CredentialID string `json:"credentialId" jsonschema:"id of the credential in credentials.json"`
-	Name         string `json:"name,omitempty" jsonschema:"unique name, usable wherever a session id is"`
-	Cols         int    `json:"cols,omitempty" jsonschema:"window width (default 80)"`
-	Rows         int    `json:"rows,omitempty" jsonschema:"window height (default 24)"`
+	CredentialID string `json:"credentialId" jsonschema:"credential id"`
+	Name         string `json:"name,omitempty" jsonschema:"unique name"`
+	Cols         int    `json:"cols,omitempty" jsonschema:"default 80"`
+	Rows         int    `json:"rows,omitempty" jsonschema:"default 24"`
 }
 
 // Bounds of the SSH tools' arguments.
@@ -53,8 +53,7 @@ const (
 func (s *Server) addSSHTools() {
 	addTool(s, sshVoice, &sdk.Tool{
 		Name: "ssh_execute",
-		Description: "Run a command over SSH; returns stdout, stderr, exitCode. persistent keeps the connection and cwd " +
-			"(sessionId; 5 commands, then a fresh one). Commands are checked against rules.json first.",
+		Description: "Run a command over SSH: stdout, stderr, exitCode. Checked against rules.json first.",
 		Annotations: &sdk.ToolAnnotations{Title: "SSH execute", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)
@@ -68,20 +67,19 @@ func (s *Server) addSSHTools() {
 
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_list_credentials",
-		Description: "List the SSH credentials: id, name, host, port, username, authType. Never a secret.",
+		Description: "List credentials (never a secret).",
 		Annotations: &sdk.ToolAnnotations{Title: "SSH credentials", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, nil, s.sshListCredentials)
 
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_session_info",
-		Description: "List your persistent SSH sessions: id, credentialId, createdAt, lastUsedAt, commandCount/maxCommands, cwd.",
+		Description: "Your persistent SSH sessions.",
 		Annotations: &sdk.ToolAnnotations{Title: "SSH sessions", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) { p["credentialId"].MaxLength = ptr(maxCredIDLen) }, s.sshSessionInfo)
 
 	addTool(s, sshVoice, &sdk.Tool{
 		Name: "ssh_shell",
-		Description: "Open an interactive SSH shell on a PTY with a screen. Returns session_id for view_screen, send_keys, " +
-			"wait_for, read_pty and the rest.",
+		Description: "Open an interactive SSH shell with a screen; returns session_id for the screen tools.",
 		Annotations: &sdk.ToolAnnotations{Title: "SSH shell", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)

@@ -16,7 +16,7 @@ import (
 )
 
 type connectIn struct {
-	Host    string   `json:"host,omitempty" jsonschema:"host name or IP address (required unless credentialId gives it)"`
+	Host    string   `json:"host,omitempty" jsonschema:"host name or IP address"`
 	Port    int      `json:"port,omitempty" jsonschema:"TCP port, usually 23"`
 	Timeout int      `json:"timeout,omitempty" jsonschema:"connect timeout in ms (default 5000)"`
 	Name    string   `json:"name,omitempty" jsonschema:"unique name, usable wherever a sessionId is"`
@@ -27,7 +27,7 @@ type connectIn struct {
 	// CredentialID logs in with a credential (SPEC DEV-3): host and port
 	// default to the credential's, the login dialogue is answered by the
 	// host.
-	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with this credential from credentials.json (host and port default to it)"`
+	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with it; host, port default to it"`
 }
 
 type sessionIn struct {
