@@ -69,6 +69,9 @@ func (d *device) findIface(name string) *iface {
 	}
 	typ, num := name[:i], name[i:]
 	for _, f := range d.ifaces {
+		if typ == "ge" && f.typ == "GigabitEthernet" {
+			typ = "gi" // Huawei's short form
+		}
 		if f.num == num && strings.HasPrefix(strings.ToLower(f.typ), typ) {
 			return f
 		}

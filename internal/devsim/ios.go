@@ -88,6 +88,7 @@ func newIOS() *dialect {
 			}},
 			{name: "route", help: "IP routing table", run: showIPRoute},
 		}},
+		{name: "logging", help: "Show the contents of logging buffers", run: showLogging},
 		{name: "privilege", help: "Show current privilege level", run: showPrivilege},
 		{name: "running-config", help: "Current operating configuration", priv: 15, run: showRunning},
 		{name: "users", help: "Display information about terminal lines", run: showUsers},
@@ -829,4 +830,35 @@ func (c *conn) logMsgs(msgs []string) {
 	for _, m := range msgs {
 		c.line(c.logLine(m))
 	}
+}
+
+// showLogging prints a deterministic buffer of 200 console messages (about
+// ten pages), for benchmarks.
+func showLogging(c *conn, in *invocation) {
+	_, ifs := c.snapshotIfaces()
+	l := []string{
+		"Syslog logging: enabled (0 messages dropped, 0 messages rate-limited, 0 flushes, 0 overruns, xml disabled, filtering disabled)",
+		"    Console logging: level debugging, 212 messages logged, xml disabled,",
+		"    Buffer logging:  level debugging, 212 messages logged, xml disabled,",
+		"",
+		"Log Buffer (16384 bytes):",
+	}
+	start := DefaultClockStart.Add(-200 * 37 * time.Second)
+	for i := 0; i < 200; i++ {
+		ts := start.Add(time.Duration(i) * 37 * time.Second).Format("Jan _2 15:04:05.000")
+		f := ifs[i%len(ifs)]
+		var msg string
+		switch i % 4 {
+		case 0:
+			msg = fmt.Sprintf("%%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: %s] [Source: 10.0.0.%d] [localport: 23]", c.s.cfg.Username, 2+i%50)
+		case 1:
+			msg = fmt.Sprintf("%%LINEPROTO-5-UPDOWN: Line protocol on Interface %s, changed state to up", f.name())
+		case 2:
+			msg = "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0 from LOADING to FULL, Loading Done"
+		default:
+			msg = fmt.Sprintf("%%SYS-6-LOGOUT: User %s has exited tty session %d(10.0.0.%d)", c.s.cfg.Username, 2+i%5, 2+i%50)
+		}
+		l = append(l, "*"+ts+": "+msg)
+	}
+	c.emit(l)
 }
