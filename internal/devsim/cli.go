@@ -43,12 +43,68 @@ type dialect struct {
 	execHelpTitle, configHelpTitle, configIfHelpTitle string
 
 	exec, config, configIf []*command
+
+	// Optional hooks of the other personalities; nil means the IOS
+	// behaviour above.
+
+	// banner returns the default banner (before login).
+	banner func(host string, color bool) string
+	// motd is printed right after a successful login.
+	motd func(c *conn) string
+	// prompt returns the whole prompt (it may span lines; the caret of an
+	// error lines up with its last line).
+	prompt func(c *conn) string
+	// startPriv is the privilege level right after login (default 1).
+	startPriv int
+	// noUsername: the login asks for the password only (FRR vty).
+	noUsername bool
+	// loginFailed returns the lines printed after a failed login.
+	loginFailed []string
+	// errLine formats an error: kind is errInvalid, errIncomplete or
+	// errAmbiguous; line is the command line as typed, pos the offset of
+	// the offending word in it, caretBase the text before line on screen.
+	errLines func(c *conn, kind errKind, caretBase, line string, pos int) []string
+	// run replaces the command-tree dispatcher for one line (RouterOS,
+	// Linux).
+	run func(c *conn, line string)
+	// endConfig leaves configuration mode (^Z, end).
+	endConfig func(c *conn)
+	// pagerFn returns the pager prompt with the percentage of the output
+	// shown so far; pagerErase the bytes that erase a pager prompt.
+	pagerFn    func(pct int) string
+	pagerErase func(prompt string) string
+	// pagerDump is a key that shows the rest without pausing (RouterOS D).
+	pagerDump byte
+	// noMorePipe: "| no-more" at the end of a line disables paging for it.
+	noMorePipe bool
+	// noPager: output is never paged (Linux).
+	noPager bool
 }
 
-// dialects maps Config.Dialect to a dialect constructor.
+type errKind uint8
+
+const (
+	errInvalid errKind = iota
+	errIncomplete
+	errAmbiguous
+)
+
+// Personalities lists the values Config.Personality accepts.
+var Personalities = []string{"cisco_ios", "cisco_nxos", "juniper_junos", "arista_eos", "huawei", "mikrotik_routeros", "frr", "linux"}
+
+// dialects maps Config.Personality (or the older Config.Dialect) to a
+// dialect constructor.
 var dialects = map[string]func() *dialect{
-	"":    newIOS,
-	"ios": newIOS,
+	"":                  newIOS,
+	"ios":               newIOS,
+	"cisco_ios":         newIOS,
+	"cisco_nxos":        newNXOS,
+	"arista_eos":        newEOS,
+	"frr":               newFRR,
+	"juniper_junos":     newJunos,
+	"huawei":            newHuawei,
+	"mikrotik_routeros": newRouterOS,
+	"linux":             newLinux,
 }
 
 type argKind uint8
@@ -118,7 +174,9 @@ func (c *conn) session() {
 	cfg := &c.s.cfg
 	if !cfg.NoBanner {
 		b := cfg.Banner
-		if b == "" {
+		if b == "" && c.d.banner != nil {
+			b = c.d.banner(c.hostname(), !cfg.NoColor)
+		} else if b == "" {
 			b = defaultBanner(c.hostname(), !cfg.NoColor)
 		}
 		c.text(b)
@@ -132,6 +190,12 @@ func (c *conn) session() {
 		c.info.LoggedIn = true
 		c.mu.Unlock()
 	}
+	if c.d.startPriv > 0 {
+		c.setPriv(c.d.startPriv)
+	}
+	if c.d.motd != nil {
+		c.text(c.d.motd(c))
+	}
 	show := true
 	for {
 		in, err := c.readLine(c.promptString(), true, show)
@@ -141,7 +205,7 @@ func (c *conn) session() {
 		case errInterrupt:
 			continue
 		case errCtrlZ:
-			c.endConfig()
+			c.leaveConfig()
 			continue
 		default:
 			return
@@ -163,6 +227,9 @@ func (c *conn) hostname() string {
 }
 
 func (c *conn) promptString() string {
+	if c.d.prompt != nil {
+		return c.d.prompt(c)
+	}
 	h := c.hostname()
 	switch {
 	case c.mode == modeConfig:
@@ -187,16 +254,20 @@ func (c *conn) login() bool {
 	cfg := &c.s.cfg
 	c.text(c.d.loginHeader)
 	for failures := 0; failures < 3; {
-		user, err := c.readLine(c.d.usernamePrompt, true, true)
-		if err == errInterrupt || err == errCtrlZ {
-			continue
-		}
-		if err != nil {
-			return false
-		}
-		user = strings.TrimSpace(user)
-		if user == "" {
-			continue
+		user := cfg.Username
+		if !c.d.noUsername {
+			var err error
+			user, err = c.readLine(c.fmtHost(c.d.usernamePrompt), true, true)
+			if err == errInterrupt || err == errCtrlZ {
+				continue
+			}
+			if err != nil {
+				return false
+			}
+			user = strings.TrimSpace(user)
+			if user == "" {
+				continue
+			}
 		}
 		pass, err := c.readLine(c.d.passwordPrompt, false, true)
 		if err == errInterrupt || err == errCtrlZ {
@@ -215,10 +286,20 @@ func (c *conn) login() bool {
 			return true
 		}
 		failures++
+		if c.d.loginFailed != nil {
+			if failures < 3 || c.d.loginTooMany == "" {
+				for _, l := range c.d.loginFailed {
+					c.line(l)
+				}
+			}
+			continue
+		}
 		c.line(c.d.loginInvalid)
 		c.line("")
 	}
-	c.line(c.d.loginTooMany)
+	if c.d.loginTooMany != "" {
+		c.line(c.d.loginTooMany)
+	}
 	return false
 }
 
@@ -239,7 +320,19 @@ func (c *conn) execute(line string) (quit bool) {
 	c.addHistory(line)
 	c.s.logf("devsim: conn %d: %s", c.id, line)
 	c.closing = false
-	c.dispatch(line, table, c.promptString())
+	c.noMore = false
+	if c.d.noMorePipe {
+		if i := strings.LastIndexByte(line, '|'); i >= 0 && strings.HasPrefix("no-more", strings.TrimSpace(line[i+1:])) && len(strings.TrimSpace(line[i+1:])) >= 4 {
+			line = strings.TrimRight(line[:i], " ")
+			c.noMore = true
+		}
+	}
+	if c.d.run != nil {
+		c.curLine = line
+		c.d.run(c, line)
+		return c.closing
+	}
+	c.dispatch(line, table, lastLine(c.promptString()))
 	return c.closing
 }
 
@@ -247,6 +340,7 @@ func (c *conn) execute(line string) (quit bool) {
 // the text shown before line on the terminal (the prompt, or the prompt
 // plus "do "), used to place the "^" under an invalid word.
 func (c *conn) dispatch(line string, table []*command, caretBase string) {
+	c.curLine = line
 	toks := tokenize(line)
 	if len(toks) == 0 {
 		return
@@ -261,8 +355,7 @@ func (c *conn) dispatch(line string, table []*command, caretBase string) {
 		}
 		m, ambiguous := c.match(table, t.text)
 		if ambiguous {
-			c.line(fmt.Sprintf(c.d.ambiguous, line[:t.pos+len(t.text)]))
-			c.line("")
+			c.fail(errAmbiguous, caretBase, line, t.pos)
 			return
 		}
 		if m == nil {
@@ -290,8 +383,7 @@ func (c *conn) dispatch(line string, table []*command, caretBase string) {
 	switch {
 	case len(node.sub) > 0 && node.run == nil:
 		// Ran out of words inside the tree, e.g. "show".
-		c.line(c.d.incomplete)
-		c.line("")
+		c.fail(errIncomplete, caretBase, line, len(line))
 		return
 	case len(args) > 0 && node.args == argNone:
 		c.invalidAt(caretBase, args[0].pos)
@@ -307,8 +399,7 @@ func (c *conn) dispatch(line string, table []*command, caretBase string) {
 		c.emit(append(l, ""))
 		return
 	case len(args) == 0 && node.args == argRequired:
-		c.line(c.d.incomplete)
-		c.line("")
+		c.fail(errIncomplete, caretBase, line, len(line))
 		return
 	}
 	node.run(c, in)
@@ -339,9 +430,60 @@ func (c *conn) match(table []*command, word string) (m *command, ambiguous bool)
 }
 
 func (c *conn) invalidAt(caretBase string, pos int) {
-	c.line(strings.Repeat(" ", len(caretBase)+pos) + "^")
-	c.line(c.d.invalidInput)
+	c.fail(errInvalid, caretBase, c.curLine, pos)
+}
+
+// fail prints an error in the dialect's words.
+func (c *conn) fail(kind errKind, caretBase, line string, pos int) {
+	if c.d.errLines != nil {
+		c.emit(c.d.errLines(c, kind, caretBase, line, pos))
+		return
+	}
+	switch kind {
+	case errAmbiguous:
+		end := pos
+		for end < len(line) && line[end] != ' ' {
+			end++
+		}
+		c.line(fmt.Sprintf(c.d.ambiguous, line[:end]))
+	case errIncomplete:
+		c.line(c.d.incomplete)
+	default:
+		c.line(strings.Repeat(" ", len(caretBase)+pos) + "^")
+		c.line(c.d.invalidInput)
+	}
 	c.line("")
+}
+
+// caret returns the line with a "^" under column pos of line typed after
+// caretBase.
+func caret(caretBase string, pos int) string {
+	return strings.Repeat(" ", len(caretBase)+pos) + "^"
+}
+
+// lastLine returns the text after the last newline of a prompt.
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// fmtHost substitutes the hostname for a %s in s, if any.
+func (c *conn) fmtHost(s string) string {
+	if strings.Contains(s, "%s") {
+		return fmt.Sprintf(s, c.hostname())
+	}
+	return s
+}
+
+// leaveConfig leaves configuration mode (^Z, end) the dialect's way.
+func (c *conn) leaveConfig() {
+	if c.d.endConfig != nil {
+		c.d.endConfig(c)
+		return
+	}
+	c.endConfig()
 }
 
 func (c *conn) helpList(table []*command, prefix string, top bool) []string {

@@ -94,8 +94,13 @@ type conn struct {
 	pageLen  int
 	history  []string
 	user     string
-	escState int  // skipping an ANSI escape sequence typed by the client
-	closing  bool // set by a command that ends the session
+	escState int      // skipping an ANSI escape sequence typed by the client
+	closing  bool     // set by a command that ends the session
+	noMore   bool     // "| no-more" on the current line
+	curLine  string   // the command line being dispatched
+	dirty    bool     // Junos: uncommitted configuration changes
+	menu     []string // RouterOS: the current menu path
+	exitCode int      // Linux: status of the last command
 }
 
 func newConn(s *Server, nc net.Conn, id int) *conn {
@@ -744,12 +749,18 @@ func (c *conn) page(lines []string) (consumed bool, err error) {
 			return false, err
 		}
 		shown++
-		if c.pageLen <= 0 || shown < c.pageLen || i == len(lines)-1 {
+		if c.pageLen <= 0 || c.noMore || c.d.noPager || shown < c.pageLen || i == len(lines)-1 {
 			continue
 		}
 		pager := c.d.pager
+		if c.d.pagerFn != nil {
+			pager = c.d.pagerFn((i + 1) * 100 / len(lines))
+		}
 		c.prompt(pager)
 		erase := "\r" + strings.Repeat(" ", len(pager)) + "\r"
+		if c.d.pagerErase != nil {
+			erase = c.d.pagerErase(pager)
+		}
 		ev, err := c.next()
 		if err != nil {
 			return false, err
@@ -763,6 +774,8 @@ func (c *conn) page(lines []string) (consumed bool, err error) {
 			shown = 0
 		case ev.b == '\r' || ev.b == '\n':
 			shown = c.pageLen - 1
+		case c.d.pagerDump != 0 && (ev.b|0x20) == c.d.pagerDump:
+			shown, c.noMore = 0, true
 		default:
 			return false, nil
 		}

@@ -58,12 +58,20 @@ func newDevice(hostname string) device {
 // without a space in between.
 func (d *device) findIface(name string) *iface {
 	name = strings.ToLower(strings.ReplaceAll(name, " ", ""))
+	for _, f := range d.ifaces {
+		if strings.ToLower(f.name()) == name {
+			return f
+		}
+	}
 	i := strings.IndexAny(name, "0123456789")
 	if i <= 0 {
 		return nil
 	}
 	typ, num := name[:i], name[i:]
 	for _, f := range d.ifaces {
+		if typ == "ge" && f.typ == "GigabitEthernet" {
+			typ = "gi" // Huawei's short form
+		}
 		if f.num == num && strings.HasPrefix(strings.ToLower(f.typ), typ) {
 			return f
 		}
@@ -107,4 +115,74 @@ func maskBits(s string) (int, bool) {
 
 func (f *iface) mac() string {
 	return fmt.Sprintf("5254.0012.34%02x", f.seed)
+}
+
+// newDeviceFor returns the device of a personality: the IOS one keeps its
+// five interfaces; the others get eight ports and a loopback with the
+// vendor's interface names, so that their long "show interfaces" spans
+// about ten pages of 20 lines.
+func newDeviceFor(personality, hostname string) device {
+	var typ, lo string
+	var num func(i int) string
+	switch personality {
+	case "cisco_nxos":
+		typ, lo, num = "Ethernet", "loopback0", func(i int) string { return fmt.Sprintf("1/%d", i+1) }
+	case "arista_eos":
+		typ, lo, num = "Ethernet", "Loopback0", func(i int) string { return fmt.Sprint(i + 1) }
+	case "juniper_junos":
+		typ, lo, num = "ge-", "lo0", func(i int) string { return fmt.Sprintf("0/0/%d", i) }
+	case "huawei":
+		typ, lo, num = "GigabitEthernet", "LoopBack0", func(i int) string { return fmt.Sprintf("0/0/%d", i) }
+	case "mikrotik_routeros":
+		typ, lo, num = "ether", "lo", func(i int) string { return fmt.Sprint(i + 1) }
+	case "frr", "linux":
+		typ, lo, num = "eth", "lo", func(i int) string { return fmt.Sprint(i) }
+	default:
+		return newDevice(hostname)
+	}
+	pfx := netip.MustParsePrefix
+	base := newDevice(hostname).ifaces
+	d := device{hostname: hostname}
+	for i := 0; i < 8; i++ {
+		f := &iface{typ: typ, num: num(i), carrier: true, seed: uint64(i + 1)}
+		if i < 4 {
+			b := base[i]
+			f.desc, f.addr, f.shutdown, f.carrier = b.desc, b.addr, b.shutdown, b.carrier
+		} else {
+			f.desc = fmt.Sprintf("rack %d", i)
+			f.addr = pfx(fmt.Sprintf("10.1.%d.1/24", i))
+		}
+		d.ifaces = append(d.ifaces, f)
+	}
+	i := strings.IndexAny(lo, "0123456789")
+	if i < 0 {
+		i = len(lo)
+	}
+	d.ifaces = append(d.ifaces, &iface{typ: lo[:i], num: lo[i:], desc: "router-id", addr: pfx("10.255.255.1/32"), carrier: true, loopback: true, seed: 9})
+	return d
+}
+
+// snapshotIfaces copies the interfaces under the device lock.
+func (c *conn) snapshotIfaces() (host string, ifs []iface) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	for _, f := range c.s.dev.ifaces {
+		ifs = append(ifs, *f)
+	}
+	return c.s.dev.hostname, ifs
+}
+
+// counters returns deterministic packet and byte counters of f.
+func (f *iface) counters() (inPk, inBy, outPk, outBy uint64) {
+	if !f.carrier || f.loopback {
+		return
+	}
+	k := f.seed
+	inPk, outPk = 128345*k+17, 98123*k+5
+	return inPk, inPk*97 + k*13, outPk, outPk*103 + k*7
+}
+
+// macColon is the MAC address in 52:54:00:12:34:0x form.
+func (f *iface) macColon() string {
+	return fmt.Sprintf("52:54:00:12:34:%02x", f.seed)
 }

@@ -70,8 +70,39 @@
 // a fixed instant (DefaultClockStart) and uptime at a fixed value.
 //
 // The prompt formats, fixed messages, pager string and command tables live
-// in a dialect value (see newIOS); further vendor dialects are registered
-// in the dialects map and selected with Config.Dialect.
+// in a dialect value (see newIOS).
+//
+// # Personalities
+//
+// Config.Personality selects the vendor the device imitates (Personalities
+// lists them); everything above describes "cisco_ios", the default. The
+// others share the engine (line editing, abbreviations, paging, shared
+// device state) with their own login, prompts, pager, questions, errors
+// and commands, and eight ports plus a loopback named the vendor's way:
+//
+//	cisco_nxos         "edge-r1 login: " → "edge-r1#" (no enable); conf t, (config)#,
+//	                   (config-if)#; "--More--"; reload "(y/n)?  [n] "; "% Invalid command at '^' marker."
+//	arista_eos         "edge-r1 login: " → "edge-r1>", enable → "edge-r1#"; " --More-- " erased with
+//	                   BS/space/BS; reload "[confirm]"; "% Invalid input"; "| no-more"
+//	frr                "Password: " only → "edge-r1>", enable, conf t; " --More-- ";
+//	                   "% Unknown command: LINE"; write memory
+//	juniper_junos      "login: " "Password:" → "admin@edge-r1> "; configure → "[edit]" line +
+//	                   "admin@edge-r1# "; edit/up/top/set/commit [confirmed]/exit (asks when
+//	                   uncommitted); "---(more N%)---"; set cli screen-length 0; "| no-more";
+//	                   request system reboot "[yes,no] (no) "; "unknown command." / "syntax error, expecting <command>."
+//	huawei             "Username:" "Password:" → "<edge-r1>", system-view "[edge-r1]", interface
+//	                   "[edge-r1-GigabitEthernet0/0/1]", quit/return/^Z; "  ---- More ----" erased
+//	                   with ESC[42D; screen-length 0 temporary; save/reboot "[Y/N]:";
+//	                   "Error: Unrecognized command found at '^' position."
+//	mikrotik_routeros  "Login: " "Password: " → "[admin@edge-r1] > ", menus "[admin@edge-r1] /ip address> ",
+//	                   "..", "/"; "-- [Q quit|D dump|down]" (D shows the rest); print without-paging;
+//	                   /system reboot "Reboot, yes? [y/N]: "; "bad command name foo (line 1 column 1)"
+//	linux              "edge-r1 login: " "Password: " → "admin@edge-r1:~$ ", sudo -i / su - →
+//	                   "root@edge-r1:~# "; no pager; "sh: foo: not found" (echo $? gives 127)
+//
+// Config.EnableSecret is the enable password (and the root password of
+// "su -"); it defaults to Password. Config.Dialect is the older name of
+// Personality ("ios").
 //
 // # Inetd
 //

@@ -88,6 +88,7 @@ func newIOS() *dialect {
 			}},
 			{name: "route", help: "IP routing table", run: showIPRoute},
 		}},
+		{name: "logging", help: "Show the contents of logging buffers", run: showLogging},
 		{name: "privilege", help: "Show current privilege level", run: showPrivilege},
 		{name: "running-config", help: "Current operating configuration", priv: 15, run: showRunning},
 		{name: "users", help: "Display information about terminal lines", run: showUsers},
@@ -99,6 +100,11 @@ func newIOS() *dialect {
 	d.exec = []*command{
 		{name: "configure", help: "Enter configuration mode", priv: 15, run: cmdConfigure, sub: []*command{
 			{name: "terminal", help: "Configure from the terminal", run: cmdConfigure},
+		}},
+		{name: "copy", help: "Copy from one file to another", priv: 15, sub: []*command{
+			{name: "running-config", help: "Copy from current system configuration", sub: []*command{
+				{name: "startup-config", help: "Copy to startup configuration", run: cmdCopyRunStart},
+			}},
 		}},
 		{name: "disable", help: "Turn off privileged commands", run: cmdDisable},
 		{name: "echo", help: "Print a line of text", args: argOptional, raw: true, argHelp: "LINE  Text to print", run: cmdEcho},
@@ -113,6 +119,9 @@ func newIOS() *dialect {
 		{name: "terminal", help: "Set terminal line parameters", sub: []*command{
 			{name: "length", help: "Set number of lines on a screen", args: argRequired,
 				argHelp: "<0-512>  Number of lines on screen (0 for no pausing)", run: cmdTermLength},
+		}},
+		{name: "write", help: "Write running configuration to memory, network, or terminal", priv: 15, sub: []*command{
+			{name: "memory", help: "Write to NV memory", run: cmdWriteMemory},
 		}},
 	}
 	d.config = []*command{
@@ -158,8 +167,10 @@ func cmdHelp(c *conn, in *invocation) {
 }
 
 func cmdExit(c *conn, in *invocation) {
-	c.line("")
-	c.line(fmt.Sprintf(c.d.goodbye, c.hostname()))
+	if c.d.goodbye != "" {
+		c.line("")
+		c.line(fmt.Sprintf(c.d.goodbye, c.hostname()))
+	}
 	c.closing = true
 }
 
@@ -169,7 +180,7 @@ func cmdEnable(c *conn, in *invocation) {
 	if c.priv >= 15 {
 		return
 	}
-	pw := c.s.cfg.Password
+	pw := c.s.cfg.EnableSecret
 	for try := 0; try < 3; try++ {
 		got, err := c.readLine(c.d.passwordPrompt, false, true)
 		if err != nil {
@@ -198,7 +209,12 @@ func cmdTermLength(c *conn, in *invocation) {
 }
 
 func cmdConfigure(c *conn, in *invocation) {
-	c.line("Enter configuration commands, one per line.  End with CNTL/Z.")
+	switch c.d.name {
+	case "ios":
+		c.line("Enter configuration commands, one per line.  End with CNTL/Z.")
+	case "nxos":
+		c.line("Enter configuration commands, one per line. End with CNTL/Z.")
+	}
 	c.mode = modeConfig
 }
 
@@ -215,9 +231,34 @@ func cmdReload(c *conn, in *invocation) {
 		return
 	}
 	c.line("")
-	c.line(c.logLine(fmt.Sprintf("%%SYS-5-RELOAD: Reload requested by %s on vty%d. Reload Reason: Reload Command.", c.userName(), c.id-1)))
-	c.line(fmt.Sprintf(c.d.goodbye, c.hostname()))
+	if c.d.name == "ios" {
+		c.line(c.logLine(fmt.Sprintf("%%SYS-5-RELOAD: Reload requested by %s on vty%d. Reload Reason: Reload Command.", c.userName(), c.id-1)))
+		c.line(fmt.Sprintf(c.d.goodbye, c.hostname()))
+	} else {
+		c.line("Broadcast message from root@" + c.hostname())
+		c.line("        (unknown) at 9:30 ...")
+		c.line("")
+		c.line("The system is going down for reboot NOW!")
+	}
 	c.closing = true
+}
+
+// cmdCopyRunStart is IOS "copy running-config startup-config" (and
+// "write memory", which asks nothing).
+func cmdCopyRunStart(c *conn, in *invocation) {
+	ans, err := c.readLine("Destination filename [startup-config]? ", true, true)
+	if err != nil {
+		return
+	}
+	if a := strings.TrimSpace(ans); a != "" && a != "startup-config" {
+		c.line(fmt.Sprintf("%%Error opening nvram:/%s (Permission denied)", a))
+		return
+	}
+	cmdWriteMemory(c, in)
+}
+
+func cmdWriteMemory(c *conn, in *invocation) {
+	c.emit([]string{"Building configuration...", "[OK]"})
 }
 
 // pingHosts is the simulator's name table for ping.
@@ -659,7 +700,7 @@ func cmdDo(c *conn, in *invocation) {
 	c.dispatch(in.rest, c.d.exec, in.caretBase+strings.Repeat(" ", in.restPos))
 }
 
-func cmdEnd(c *conn, in *invocation) { c.endConfig() }
+func cmdEnd(c *conn, in *invocation) { c.leaveConfig() }
 
 func cmdIfExit(c *conn, in *invocation) {
 	c.mode = modeConfig
@@ -718,9 +759,17 @@ func cmdNoDescription(c *conn, in *invocation) {
 }
 
 func cmdIPAddress(c *conn, in *invocation) {
+	if len(in.args) == 1 && c.d.name != "ios" && strings.Contains(in.args[0], "/") {
+		p, err := netip.ParsePrefix(in.args[0])
+		if err != nil || !p.Addr().Is4() {
+			c.invalidArg(in, 0)
+			return
+		}
+		c.withIface(func(f *iface) { f.addr = p })
+		return
+	}
 	if len(in.args) < 2 {
-		c.line(c.d.incomplete)
-		c.line("")
+		c.fail(errIncomplete, in.caretBase, c.curLine, len(c.curLine))
 		return
 	}
 	if len(in.args) > 2 {
@@ -775,7 +824,41 @@ func cmdNoShutdown(c *conn, in *invocation) {
 }
 
 func (c *conn) logMsgs(msgs []string) {
+	if c.d.name != "ios" {
+		return
+	}
 	for _, m := range msgs {
 		c.line(c.logLine(m))
 	}
+}
+
+// showLogging prints a deterministic buffer of 200 console messages (about
+// ten pages), for benchmarks.
+func showLogging(c *conn, in *invocation) {
+	_, ifs := c.snapshotIfaces()
+	l := []string{
+		"Syslog logging: enabled (0 messages dropped, 0 messages rate-limited, 0 flushes, 0 overruns, xml disabled, filtering disabled)",
+		"    Console logging: level debugging, 212 messages logged, xml disabled,",
+		"    Buffer logging:  level debugging, 212 messages logged, xml disabled,",
+		"",
+		"Log Buffer (16384 bytes):",
+	}
+	start := DefaultClockStart.Add(-200 * 37 * time.Second)
+	for i := 0; i < 200; i++ {
+		ts := start.Add(time.Duration(i) * 37 * time.Second).Format("Jan _2 15:04:05.000")
+		f := ifs[i%len(ifs)]
+		var msg string
+		switch i % 4 {
+		case 0:
+			msg = fmt.Sprintf("%%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: %s] [Source: 10.0.0.%d] [localport: 23]", c.s.cfg.Username, 2+i%50)
+		case 1:
+			msg = fmt.Sprintf("%%LINEPROTO-5-UPDOWN: Line protocol on Interface %s, changed state to up", f.name())
+		case 2:
+			msg = "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0 from LOADING to FULL, Loading Done"
+		default:
+			msg = fmt.Sprintf("%%SYS-6-LOGOUT: User %s has exited tty session %d(10.0.0.%d)", c.s.cfg.Username, 2+i%5, 2+i%50)
+		}
+		l = append(l, "*"+ts+": "+msg)
+	}
+	c.emit(l)
 }

@@ -21,6 +21,9 @@ type Config struct {
 	// default; set NoLogin to skip the login dialogue altogether. The
 	// enable password is the same Password.
 	Username, Password string
+	// EnableSecret is the password of "enable" (IOS, NX-OS, EOS, FRR) and
+	// of "su -" (Linux); default: Password.
+	EnableSecret string
 	// NoLogin skips "User Access Verification": the session starts at the
 	// user prompt right after the banner.
 	NoLogin bool
@@ -46,8 +49,12 @@ type Config struct {
 	// (" --More-- "); default 20. A negative value disables paging
 	// ("terminal length 0" does the same for one connection).
 	PageLines int
-	// Dialect selects the vendor profile; "" or "ios" (the only one for
-	// now) is a Cisco IOS-like CLI.
+	// Personality selects the vendor CLI the device imitates: "cisco_ios"
+	// (the default), "cisco_nxos", "juniper_junos", "arista_eos", "huawei",
+	// "mikrotik_routeros", "frr" or "linux" (see Personalities and doc.go).
+	Personality string
+	// Dialect is the older name of Personality ("ios" = "cisco_ios"); used
+	// when Personality is empty.
 	Dialect string
 	// IdleTimeout closes a connection with no input for this long;
 	// default 10 minutes.
@@ -129,9 +136,9 @@ func Listen(addr string, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = withDefaults(cfg)
-	mk, ok := dialects[strings.ToLower(cfg.Dialect)]
+	mk, ok := dialects[strings.ToLower(cfg.Personality)]
 	if !ok {
-		return nil, fmt.Errorf("devsim: unknown dialect %q", cfg.Dialect)
+		return nil, fmt.Errorf("devsim: unknown personality %q (known: %s)", cfg.Personality, strings.Join(Personalities, ", "))
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -148,7 +155,7 @@ func Listen(addr string, cfg Config) (*Server, error) {
 		start: time.Now(),
 		done:  make(chan struct{}),
 		conns: make(map[*conn]struct{}),
-		dev:   newDevice(cfg.Hostname),
+		dev:   newDeviceFor(cfg.Personality, cfg.Hostname),
 	}
 	s.wg.Add(1)
 	go s.acceptLoop()
@@ -180,6 +187,16 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Password == "" {
 		cfg.Password = "termhost"
+	}
+	if cfg.EnableSecret == "" {
+		cfg.EnableSecret = cfg.Password
+	}
+	if cfg.Personality == "" {
+		cfg.Personality = cfg.Dialect
+	}
+	cfg.Personality = strings.ToLower(cfg.Personality)
+	if cfg.Personality == "" || cfg.Personality == "ios" {
+		cfg.Personality = "cisco_ios"
 	}
 	if cfg.PageLines == 0 {
 		cfg.PageLines = 20
