@@ -125,3 +125,38 @@ func TestTelnetLoginWithCredential(t *testing.T) {
 		}
 	}
 }
+
+// Logins with a credential on every simulated device.
+func TestTelnetLoginEveryPersonality(t *testing.T) {
+	const pass = "Per-Device-Pass-9"
+	dir := t.TempDir()
+	b64 := base64.StdEncoding.EncodeToString
+	var entries []string
+	ports := map[string]int{}
+	for _, p := range devsim.Personalities {
+		_, port := startDevsim(t, devsim.Config{Personality: p, Username: "admin", Password: pass, NoColor: true})
+		ports[p] = port
+		entries = append(entries, fmt.Sprintf(`{"id":%q,"host":"127.0.0.1","port":%d,"username":"admin","password":%q}`, p, port, b64([]byte(pass))),
+			fmt.Sprintf(`{"id":"bad-%s","host":"127.0.0.1","port":%d,"username":"admin","password":%q}`, p, port, b64([]byte("wrong"))))
+	}
+	creds := filepath.Join(dir, "credentials.json")
+	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[`+strings.Join(entries, ",")+`]}`), 0o600)
+	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	for _, p := range devsim.Personalities {
+		r := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": p})
+		if r.isErr || r.res["loggedIn"] != true || !strings.Contains(fmt.Sprint(r.res["prompt"]), "edge-r1") {
+			t.Errorf("%s: %+v", p, r)
+			continue
+		}
+		raw := h.must("telnet_read", map[string]any{"sessionId": r.res["sessionId"]})
+		if strings.Contains(fmt.Sprint(raw), pass) {
+			t.Errorf("%s: the password shows in the output", p)
+		}
+		if r := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": "bad-" + p}); !r.isErr || !strings.Contains(r.msg, "login failed") {
+			t.Errorf("%s, wrong password: %+v", p, r)
+		}
+	}
+	if strings.Contains(h.logs.String(), pass) {
+		t.Error("the password shows in the log")
+	}
+}

@@ -14,7 +14,7 @@ var (
 	loginUser  = regexp.MustCompile(`(?i)(user ?name|login|user)\s*:\s*$`)
 	loginPass  = regexp.MustCompile(`(?i)pass(word|code)?\s*:\s*$`)
 	loginShell = regexp.MustCompile(`[>#$%\]]\s*$`)
-	loginFail  = regexp.MustCompile(`(?i)(login incorrect|authentication failed|access denied|bad password|invalid password|% login invalid)`)
+	loginFail  = regexp.MustCompile(`(?i)(login incorrect|login failed|login invalid|authentication failed|authentication is rejected|access denied|bad password|invalid password|permission denied)`)
 	loginAny   = MustCompilePattern(`(?i)((user ?name|login|user|pass(word|code)?)\s*:|[>#$%\]])\s*$`)
 )
 
