@@ -47,7 +47,7 @@ func (s *Server) addDeviceTools() {
 		return
 	}
 	addTool(s, telnetVoice, &sdk.Tool{
-		Name: "send_secret",
+		Name:        "send_secret",
 		Description: "Type a credential's secret and Enter at a prompt; never shown. Refused where it would echo.",
 		Annotations: &sdk.ToolAnnotations{Title: "Send secret", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {

@@ -52,7 +52,7 @@ const (
 
 func (s *Server) addSSHTools() {
 	addTool(s, sshVoice, &sdk.Tool{
-		Name: "ssh_execute",
+		Name:        "ssh_execute",
 		Description: "Run a command over SSH: stdout, stderr, exitCode. Checked against rules.json first.",
 		Annotations: &sdk.ToolAnnotations{Title: "SSH execute", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
@@ -78,7 +78,7 @@ func (s *Server) addSSHTools() {
 	}, func(p schemaProps) { p["credentialId"].MaxLength = ptr(maxCredIDLen) }, s.sshSessionInfo)
 
 	addTool(s, sshVoice, &sdk.Tool{
-		Name: "ssh_shell",
+		Name:        "ssh_shell",
 		Description: "Open an interactive SSH shell with a screen; returns session_id for the screen tools.",
 		Annotations: &sdk.ToolAnnotations{Title: "SSH shell", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
