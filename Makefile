@@ -1,7 +1,7 @@
 # termhost — see README.md. Plugins are built reproducibly and committed;
 # `check-plugins` proves each committed .wasm matches a fresh build.
 GO       ?= go
-PLUGINS  := plugins/telnet plugins/shell plugins/vt plugins/ssh sdk/examples/upper
+PLUGINS  := plugins/telnet plugins/shell plugins/vt plugins/ssh plugins/dialect sdk/examples/upper
 BENCHTIME ?= 1s
 
 .PHONY: all build plugins check-plugins test test-wasm test-short bench demo vet fmt clean
