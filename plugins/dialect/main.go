@@ -88,6 +88,12 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 	if !changed && len(evs) == 0 {
 		return sdk.Continue
 	}
+	emit(out, b, evs)
+	return sdk.Consumed
+}
+
+// emit passes b on with each event (and pager answer) at its offset.
+func emit(out *sdk.Out, b []byte, evs []core.Event) {
 	at := 0
 	for _, e := range evs {
 		out.ToUser(b[at:e.At])
@@ -98,10 +104,11 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 		}
 	}
 	out.ToUser(b[at:])
-	return sdk.Consumed
 }
 
-// Tick releases held bytes once the stream has been quiet for quietMs.
+// Tick settles held bytes once the stream has been quiet for quietMs: a
+// pager waiting for a possible continuation is answered, anything else is
+// released.
 func (s *session) Tick(out *sdk.Out, now int64) int64 {
 	if s.heldAt == 0 {
 		return 0
@@ -109,8 +116,9 @@ func (s *session) Tick(out *sdk.Out, now int64) int64 {
 	if now-s.heldAt < quietMs {
 		return s.heldAt + quietMs
 	}
-	out.ToUser(s.sc.Flush(nil))
+	b, evs := s.sc.Quiet()
 	s.heldAt = 0
+	emit(out, b, evs)
 	return 0
 }
 

@@ -193,6 +193,22 @@ func (s *Scanner) Flush(dst []byte) []byte {
 	return append(dst, s.st.Line...)
 }
 
+// Quiet is called when the stream has been quiet for a while with bytes
+// held: a pager prompt that was waiting for a possible continuation is
+// answered now; anything else held is released. Results as Inbound's.
+func (s *Scanner) Quiet() (out []byte, evs []Event) {
+	s.out, s.evs, s.changed = s.out[:0], s.evs[:0], false
+	if !s.st.Held {
+		return s.out, s.evs
+	}
+	v := visible(s.vis[:0], s.st.Line, true)
+	s.vis = v[:0]
+	if !s.pager(bytes.TrimSpace(v), true) {
+		s.out = s.Flush(s.out)
+	}
+	return s.out, s.evs
+}
+
 // Outbound notes what the user sends: a line end is a command (done comes
 // at the next prompt; the pager count and the error window restart).
 // Nothing typed after a password field is kept.
@@ -511,7 +527,7 @@ func (s *Scanner) tail(tail []byte) {
 	}
 	if s.st.Held || newLine {
 		lt := bytes.TrimLeft(v, " \t\r")
-		if s.pager(bytes.TrimRight(lt, " \t\r")) {
+		if s.pager(bytes.TrimRight(lt, " \t\r"), false) {
 			return
 		}
 		if s.st.Classed {
@@ -563,13 +579,16 @@ func holdable(d *Dialect, lt []byte) bool {
 
 // pager answers (or reports) a pager prompt that the whole partial line,
 // still unemitted, makes up.
-func (s *Scanner) pager(v []byte) bool {
+func (s *Scanner) pager(v []byte, quiet bool) bool {
 	if len(v) == 0 {
 		return false
 	}
 	for _, p := range s.d.pagers {
 		if !bytes.HasPrefix(v, []byte(p.lead)) || !p.re.Match(v) {
 			continue
+		}
+		if p.wait != "" && !quiet && len(v) == len(p.lead) {
+			return false // it may grow: held until more comes or Quiet
 		}
 		if s.st.Auto && s.st.Pages < s.st.MaxPages {
 			s.st.Pages++
@@ -579,8 +598,10 @@ func (s *Scanner) pager(v []byte) bool {
 			s.changed = true
 			return true
 		}
-		// Not answered: the prompt stays in the stream for the user.
-		s.release(nil)
+		// Not answered: the prompt stays in the stream for the user (all
+		// of the line is unemitted: pager is only asked then).
+		s.out = append(s.out, s.st.Line...)
+		s.st.Held, s.changed = false, true
 		s.st.Classed = true
 		if !s.st.Auto {
 			s.event(len(s.out), map[string]any{"type": "pager", "text": text(v), "pages": s.st.Pages, "answered": false}, nil)

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/termhost/termhost/plugins/dialect/core/coretest"
 )
 
-// step is one piece of a transcript: bytes from the device (In) or a line
-// the user sends (Out).
-type step struct{ In, Out string }
+type step = coretest.Step
 
 func in(s string) step  { return step{In: s} }
 func out(s string) step { return step{Out: s} }
+
+var transcripts = coretest.Transcripts
 
 // run feeds a transcript and returns the bytes passed on, the events as
 // "type:field=value,..." strings with their offsets, and what was sent to
@@ -210,4 +212,145 @@ func compare(t *testing.T, label string, want, got result) {
 			t.Fatalf("%s: event %q at %d, want %d", label, got.events[i], got.at[i], want.at[i])
 		}
 	}
+}
+
+// TestTranscripts: each dialect's session, auto-detected, yields exactly
+// the expected events; pagers are answered and leave no trace.
+func TestTranscripts(t *testing.T) {
+	for name, steps := range transcripts {
+		t.Run(name, func(t *testing.T) {
+			r := run(New(), steps, nil)
+			if got, want := strings.Join(r.events, "\n"), strings.Join(coretest.Expect[name], "\n"); got != want {
+				t.Errorf("events\n%s\nwant\n%s", got, want)
+			}
+			if r.peer != coretest.Peer[name] {
+				t.Errorf("peer %q, want %q", r.peer, coretest.Peer[name])
+			}
+			for _, bad := range []string{"More", "more)", "(more", "[Q quit", "\b"} {
+				if strings.Contains(r.user, bad) {
+					t.Errorf("output holds %q: %q", bad, r.user)
+				}
+			}
+			// Forced to the right dialect: the same prompts and pagers.
+			f := run(forced(t, name), steps, nil)
+			if f.user != r.user || f.peer != r.peer {
+				t.Errorf("forced: output or peer differ")
+			}
+		})
+	}
+}
+
+func TestQuietAnswersWaitingPager(t *testing.T) {
+	sc := forced(t, "linux")
+	r := run(sc, []step{out("ls | more\r"), in("a\r\nb\r\n--More--")}, nil)
+	if r.peer != "" || len(r.events) != 0 || r.user != "a\r\nb\r\n" {
+		t.Fatalf("before quiet: %+v", r)
+	}
+	b, evs := sc.Quiet()
+	if len(b) != 0 || len(evs) != 1 || string(evs[0].Peer) != " " || !strings.Contains(string(evs[0].JSON), `"pager"`) {
+		t.Fatalf("quiet: %q %+v", b, evs)
+	}
+	// A held "-" that never became a pager is released.
+	sc = forced(t, "cisco_ios")
+	run(sc, []step{in("x\r\n-")}, nil)
+	if b, evs := sc.Quiet(); string(b) != "-" || len(evs) != 0 {
+		t.Fatalf("quiet: %q %+v", b, evs)
+	}
+}
+
+func TestPagerLimitAndManual(t *testing.T) {
+	sc := forced(t, "cisco_ios")
+	sc.SetPager(2, true)
+	page := in("line\r\n --More-- ")
+	erase := in("\b\b\b\b\b\b\b\b\b        \b\b\b\b\b\b\b\b\b")
+	r := run(sc, []step{out("show log\r"), page, erase, page, erase, page}, nil)
+	if r.peer != "  " || !hasEvent(r, "pager_limit pages=2") || !strings.HasSuffix(r.user, " --More-- ") {
+		t.Fatalf("limit: %+v", r)
+	}
+	// A new command restarts the count.
+	r = run(sc, []step{in("\r\nR1#"), out("show run\r"), page}, nil)
+	if r.peer != " " {
+		t.Fatalf("after a new command: %+v", r)
+	}
+	sc = forced(t, "cisco_ios")
+	sc.SetPager(10, false)
+	r = run(sc, []step{out("show log\r"), page}, nil)
+	if r.peer != "" || !hasEvent(r, "pager text=--More-- pages=0 answered=false") || !strings.HasSuffix(r.user, " --More-- ") {
+		t.Fatalf("manual: %+v", r)
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	for name, steps := range transcripts {
+		want := run(New(), steps, nil)
+		for cut := 1; cut < len(steps); cut++ {
+			a := New()
+			r1 := run(a, steps[:cut], nil)
+			st, err := a.Export()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := New()
+			if err := b.Import(st); err != nil {
+				t.Fatal(err)
+			}
+			r2 := run(b, steps[cut:], nil)
+			if r1.user+r2.user != want.user || strings.Join(append(r1.events, r2.events...), "\n") != strings.Join(want.events, "\n") {
+				t.Fatalf("%s: state moved after step %d changes the result", name, cut)
+			}
+		}
+	}
+}
+
+func TestForceUnknown(t *testing.T) {
+	err := New().Force("cisco_xr")
+	if err == nil || !strings.Contains(err.Error(), "juniper_junos") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := New().Force("cisco_xe"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBounded: a long line without a newline keeps the state bounded.
+func TestBounded(t *testing.T) {
+	sc := New()
+	chunk := []byte(strings.Repeat("-", 1000))
+	for range 100 {
+		sc.Inbound(chunk)
+	}
+	st, _ := sc.Export()
+	if len(st) > 3*MaxLine {
+		t.Fatalf("state is %d bytes", len(st))
+	}
+}
+
+func FuzzScanner(f *testing.F) {
+	for _, steps := range transcripts {
+		var b strings.Builder
+		for _, s := range steps {
+			b.WriteString(s.In)
+		}
+		f.Add([]byte(b.String()), uint8(7))
+	}
+	f.Add([]byte("\x1b[7m--More--\x1b\r\x1b[K\x1b]0;x"), uint8(3))
+	f.Fuzz(func(t *testing.T, p []byte, cut uint8) {
+		sc := New()
+		c := int(cut) + 1
+		for off := 0; off < len(p); off += c {
+			chunk := p[off:min(off+c, len(p))]
+			if chunk[0]%7 == 0 {
+				sc.Outbound(chunk[:1])
+			}
+			sc.Inbound(chunk)
+		}
+		sc.Quiet()
+		st, err := sc.Export()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := New().Import(st); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

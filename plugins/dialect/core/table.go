@@ -44,6 +44,10 @@ type Spec struct {
 		Lead   string `json:"lead"`
 		Re     string `json:"re"`
 		Answer string `json:"answer"`
+		// Wait: when the line is exactly Lead, it may still grow into a
+		// longer match starting with Wait ("--More--" then "(45%)"): it
+		// is answered only when the stream goes quiet.
+		Wait string `json:"wait"`
 	} `json:"pagers"`
 	Questions []string `json:"questions"`
 	Login     []struct {
@@ -73,6 +77,7 @@ type prompt struct {
 
 type pager struct {
 	lead   string
+	wait   string
 	re     *regexp.Regexp
 	answer []byte
 }
@@ -205,7 +210,7 @@ func compile(sp, common *Spec) (*Dialect, error) {
 		if p.Lead == "" || p.Lead[0] == ' ' {
 			return nil, fmt.Errorf("pager %q: lead must be a non-empty literal starting with a non-blank", p.Re)
 		}
-		d.pagers = append(d.pagers, pager{lead: p.Lead, re: re, answer: []byte(p.Answer)})
+		d.pagers = append(d.pagers, pager{lead: p.Lead, wait: p.Wait, re: re, answer: []byte(p.Answer)})
 	}
 	qs := append(append([]string(nil), sp.Questions...), common.Questions...)
 	for _, q := range qs {
