@@ -1,7 +1,7 @@
 # termhost — see README.md. Plugins are built reproducibly and committed;
 # `check-plugins` proves each committed .wasm matches a fresh build.
 GO       ?= go
-PLUGINS  := plugins/telnet plugins/shell plugins/vt plugins/ssh sdk/examples/upper
+PLUGINS  := plugins/telnet plugins/shell plugins/vt plugins/ssh plugins/dialect sdk/examples/upper
 BENCHTIME ?= 1s
 
 .PHONY: all build plugins check-plugins test test-wasm test-short bench demo vet fmt clean
@@ -73,6 +73,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'TUILatency' -benchtime 500x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'CatThroughput' -benchtime 3x -timeout 30m ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'PTYSessionMemory' -benchtime 1x ./cmd/termhost/
+	@echo "the dialect plugin: plain router output, natively and in wazero (guarded, unguarded):"
+	$(GO) test -run '^$$' -bench 'Dialect' -benchtime $(BENCHTIME) ./plugins/dialect/
 	@echo "the SSH plugin: bulk exec output and handshake, in wazero (guarded, unguarded), natively, and plain x/crypto/ssh:"
 	$(GO) test -run '^$$' -bench 'Bulk|Handshake' -benchtime 3x ./plugins/ssh/
 	@echo "SSH end to end against a real sshd: ssh_execute beside native x/crypto and ssh-mcp, cat into the screen, 50 connections:"

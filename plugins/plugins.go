@@ -9,7 +9,7 @@ import (
 	"io/fs"
 )
 
-//go:embed telnet/telnet.wasm shell/shell.wasm vt/vt.wasm ssh/ssh.wasm
+//go:embed telnet/telnet.wasm shell/shell.wasm vt/vt.wasm ssh/ssh.wasm dialect/dialect.wasm
 var embedded embed.FS
 
 // FS returns the built plugins; the registry loads every *.wasm in it.

@@ -1,0 +1,303 @@
+package core
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// The pattern tables, one JSON file per dialect (see ../README.md for the
+// format). common.json is merged into every dialect after its own entries.
+//
+//go:embed dialects/*.json
+var tableFS embed.FS
+
+// Spec is one dialect's pattern table as written in its JSON file.
+type Spec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Priority orders auto-detection from a prompt's shape: lower first.
+	Priority int `json:"priority"`
+	// Detect: banner or version text that names the dialect.
+	Detect []struct {
+		Contains  string `json:"contains"`
+		Confident bool   `json:"confident"`
+	} `json:"detect"`
+	// Guess: prompt shapes that suggest this dialect when none is known.
+	Guess   []string `json:"guess"`
+	Prompts []struct {
+		Re   string `json:"re"`
+		Mode string `json:"mode"`
+		// SplitSub: the host group holds "host<sep>sub-view" (Huawei).
+		SplitSub string `json:"splitSub"`
+		// SubFromEdit: the sub-mode is the [edit ...] line above (Junos).
+		SubFromEdit bool `json:"subFromEdit"`
+	} `json:"prompts"`
+	Pagers []struct {
+		// Lead is the literal every match starts with (after leading
+		// blanks and escape sequences): while a partial line could still
+		// become one, it is held back so that it can be removed whole.
+		Lead   string `json:"lead"`
+		Re     string `json:"re"`
+		Answer string `json:"answer"`
+		// Wait: when the line is exactly Lead, it may still grow into a
+		// longer match starting with Wait ("--More--" then "(45%)"): it
+		// is answered only when the stream goes quiet.
+		Wait string `json:"wait"`
+	} `json:"pagers"`
+	Questions []string `json:"questions"`
+	Login     []struct {
+		Re    string `json:"re"`
+		Field string `json:"field"`
+		// Unless: a tail starting with this is not the field ("Last
+		// login: ..." while it arrives).
+		Unless string `json:"unless"`
+	} `json:"login"`
+	Errors []struct {
+		Prefix   string `json:"prefix"`
+		Contains string `json:"contains"`
+	} `json:"errors"`
+	// Enable: commands after which a password prompt asks for the enable
+	// secret (abbreviations of at least two letters count).
+	Enable []string `json:"enable"`
+}
+
+type prompt struct {
+	re          *regexp.Regexp
+	mode        string
+	splitSub    string
+	subFromEdit bool
+	host, sub   int // submatch indexes, -1 if absent
+	user, cwd   int
+}
+
+type pager struct {
+	lead   string
+	wait   string
+	re     *regexp.Regexp
+	answer []byte
+}
+
+type login struct {
+	re     *regexp.Regexp
+	field  string
+	unless string
+}
+
+type errPat struct {
+	prefix, contains string
+}
+
+type detect struct {
+	contains  []byte
+	confident bool
+}
+
+// Dialect is a compiled table.
+type Dialect struct {
+	Name        string
+	Description string
+	priority    int
+	detect      []detect
+	guess       []*regexp.Regexp
+	prompts     []prompt
+	pagers      []pager
+	questions   []*regexp.Regexp
+	login       []login
+	errors      []errPat
+	enable      []string
+}
+
+var (
+	dialects = map[string]*Dialect{}
+	// byPriority: every dialect, in auto-detection order.
+	byPriority []*Dialect
+	// anyDialect is the union of every table, used while no dialect is known.
+	anyDialect *Dialect
+)
+
+func init() {
+	common, all, err := loadTables()
+	if err != nil {
+		panic("dialect tables: " + err.Error())
+	}
+	for _, sp := range all {
+		d, err := compile(sp, common)
+		if err != nil {
+			panic(fmt.Sprintf("dialect table %s: %v", sp.Name, err))
+		}
+		dialects[d.Name] = d
+		byPriority = append(byPriority, d)
+	}
+	sort.SliceStable(byPriority, func(i, j int) bool { return byPriority[i].priority < byPriority[j].priority })
+	anyDialect = union(common)
+}
+
+func loadTables() (common *Spec, all []*Spec, err error) {
+	ents, err := tableFS.ReadDir("dialects")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range ents {
+		b, err := tableFS.ReadFile(path.Join("dialects", e.Name()))
+		if err != nil {
+			return nil, nil, err
+		}
+		var sp Spec
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&sp); err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", e.Name(), err)
+		}
+		if sp.Name+".json" != e.Name() {
+			return nil, nil, fmt.Errorf("%s: name %q does not match the file name", e.Name(), sp.Name)
+		}
+		if sp.Name == "common" {
+			common = &sp
+			continue
+		}
+		all = append(all, &sp)
+	}
+	if common == nil {
+		common = &Spec{}
+	}
+	return common, all, nil
+}
+
+// Specs returns the raw tables (for tests and documentation).
+func Specs() ([]*Spec, error) {
+	_, all, err := loadTables()
+	return all, err
+}
+
+func compile(sp, common *Spec) (*Dialect, error) {
+	d := &Dialect{Name: sp.Name, Description: sp.Description, priority: sp.Priority, enable: sp.Enable}
+	for _, x := range sp.Detect {
+		if x.Contains == "" {
+			return nil, fmt.Errorf("empty detect string")
+		}
+		d.detect = append(d.detect, detect{[]byte(x.Contains), x.Confident})
+	}
+	for _, g := range sp.Guess {
+		re, err := regexp.Compile(g)
+		if err != nil {
+			return nil, err
+		}
+		d.guess = append(d.guess, re)
+	}
+	for _, p := range sp.Prompts {
+		re, err := regexp.Compile(p.Re)
+		if err != nil {
+			return nil, err
+		}
+		switch p.Mode {
+		case "user", "privileged", "config":
+		default:
+			return nil, fmt.Errorf("prompt %q: mode %q is not user, privileged or config", p.Re, p.Mode)
+		}
+		d.prompts = append(d.prompts, prompt{re: re, mode: p.Mode, splitSub: p.SplitSub, subFromEdit: p.SubFromEdit,
+			host: re.SubexpIndex("host"), sub: re.SubexpIndex("sub"), user: re.SubexpIndex("user"), cwd: re.SubexpIndex("cwd")})
+	}
+	for _, p := range sp.Pagers {
+		re, err := regexp.Compile(p.Re)
+		if err != nil {
+			return nil, err
+		}
+		if p.Lead == "" || p.Lead[0] == ' ' {
+			return nil, fmt.Errorf("pager %q: lead must be a non-empty literal starting with a non-blank", p.Re)
+		}
+		d.pagers = append(d.pagers, pager{lead: p.Lead, wait: p.Wait, re: re, answer: []byte(p.Answer)})
+	}
+	qs := append(append([]string(nil), sp.Questions...), common.Questions...)
+	for _, q := range qs {
+		re, err := regexp.Compile(q)
+		if err != nil {
+			return nil, err
+		}
+		d.questions = append(d.questions, re)
+	}
+	ls := append(sp.Login[:len(sp.Login):len(sp.Login)], common.Login...)
+	for _, l := range ls {
+		re, err := regexp.Compile(l.Re)
+		if err != nil {
+			return nil, err
+		}
+		switch l.Field {
+		case "username", "password":
+		default:
+			return nil, fmt.Errorf("login %q: field %q is not username or password", l.Re, l.Field)
+		}
+		d.login = append(d.login, login{re, l.Field, l.Unless})
+	}
+	for _, e := range sp.Errors {
+		if (e.Prefix == "") == (e.Contains == "") {
+			return nil, fmt.Errorf("error pattern needs exactly one of prefix and contains")
+		}
+		d.errors = append(d.errors, errPat{e.Prefix, e.Contains})
+	}
+	return d, nil
+}
+
+// union merges every dialect's pagers, questions, login fields and errors:
+// what applies before a dialect is known.
+func union(common *Spec) *Dialect {
+	u := &Dialect{Name: ""}
+	seen := map[string]bool{}
+	for _, d := range byPriority {
+		for _, p := range d.pagers {
+			if !seen["p"+p.re.String()] {
+				seen["p"+p.re.String()] = true
+				u.pagers = append(u.pagers, p)
+			}
+		}
+		for _, q := range d.questions {
+			if !seen["q"+q.String()] {
+				seen["q"+q.String()] = true
+				u.questions = append(u.questions, q)
+			}
+		}
+		for _, l := range d.login {
+			if !seen["l"+l.re.String()] {
+				seen["l"+l.re.String()] = true
+				u.login = append(u.login, l)
+			}
+		}
+		for _, e := range d.errors {
+			if k := "e" + e.prefix + "\x00" + e.contains; !seen[k] {
+				seen[k] = true
+				u.errors = append(u.errors, e)
+			}
+		}
+		for _, e := range d.enable {
+			if !seen["n"+e] {
+				seen["n"+e] = true
+				u.enable = append(u.enable, e)
+			}
+		}
+	}
+	return u
+}
+
+// Names lists the known dialects, sorted.
+func Names() []string {
+	ns := make([]string, 0, len(dialects))
+	for n := range dialects {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// Lookup returns the dialect called name (Netmiko's device_type names;
+// "cisco_xe" is taken as cisco_ios).
+func Lookup(name string) (*Dialect, bool) {
+	if name == "cisco_xe" {
+		name = "cisco_ios"
+	}
+	d, ok := dialects[name]
+	return d, ok
+}

@@ -1,0 +1,164 @@
+// Command dialect is termhost's device-dialect plugin (SPEC DEV-1, PLG-5).
+// It sits after the protocol plugin and passes the device's bytes on
+// toward the user, with events placed right after the bytes they concern
+// (one JSON object each):
+//
+//	{"type":"prompt","dialect":"cisco_ios","hostname":"R1","mode":"config","submode":"config-if","prompt":"R1(config-if)#"}
+//	{"type":"done"}                                after a prompt that follows a command
+//	{"type":"pager","text":"--More--","pages":3}   answered (to_peer) and removed, with its erase sequence
+//	{"type":"pager_limit","pages":1000}            the bound was reached: no more answers this command
+//	{"type":"question","text":"Proceed with reload? [confirm]"}   never answered
+//	{"type":"login","field":"username|password|enable"}
+//	{"type":"error","text":"% Invalid input detected at '^' marker."}
+//	{"type":"dialect","name":"huawei","detected":true,"confident":false}
+//
+// Control requests (on_control): {"op":"dialect","name":"…"} forces a
+// dialect; {"op":"pager","maxPages":N,"auto":bool}; {"op":"info"}. Session
+// options: {"dialect":"…","maxPages":N,"pager":bool}. The pattern tables
+// are data: core/dialects/*.json (see README.md).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/termhost/termhost/plugins/dialect/core"
+	"github.com/termhost/termhost/sdk"
+)
+
+func init() { sdk.Register(newSession) }
+
+func main() {}
+
+// quiet: a partial line held back (it may yet become a pager prompt) is
+// released after this long without more input.
+const quietMs = 300
+
+type session struct {
+	sc     *core.Scanner
+	heldAt int64 // when bytes began to be held, Unix ms; 0 if none
+}
+
+type options struct {
+	Dialect  string `json:"dialect"`
+	MaxPages *int   `json:"maxPages"`
+	Pager    *bool  `json:"pager"`
+}
+
+func newSession(o sdk.Open) (sdk.Session, error) {
+	s := &session{sc: core.New()}
+	if len(o.Options) > 0 {
+		var opt options
+		if err := json.Unmarshal(o.Options, &opt); err != nil {
+			return nil, err
+		}
+		if opt.Dialect != "" {
+			if err := s.sc.Force(opt.Dialect); err != nil {
+				return nil, err
+			}
+		}
+		info := s.sc.Info()
+		if opt.MaxPages != nil {
+			if *opt.MaxPages < 0 {
+				return nil, errors.New("maxPages must not be negative")
+			}
+			info.MaxPages = *opt.MaxPages
+		}
+		if opt.Pager != nil {
+			info.Auto = *opt.Pager
+		}
+		s.sc.SetPager(info.MaxPages, info.Auto)
+	}
+	return s, nil
+}
+
+func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
+	if dir == sdk.Outbound {
+		s.sc.Outbound(p)
+		return sdk.Continue
+	}
+	b, evs, changed := s.sc.Inbound(p)
+	if s.sc.Held() {
+		if s.heldAt == 0 {
+			s.heldAt = sdk.NowMs()
+		}
+	} else {
+		s.heldAt = 0
+	}
+	if !changed && len(evs) == 0 {
+		return sdk.Continue
+	}
+	emit(out, b, evs)
+	return sdk.Consumed
+}
+
+// emit passes b on with each event (and pager answer) at its offset.
+func emit(out *sdk.Out, b []byte, evs []core.Event) {
+	at := 0
+	for _, e := range evs {
+		out.ToUser(b[at:e.At])
+		at = e.At
+		out.ToPeer(e.Peer)
+		if e.JSON != nil {
+			out.EventJSON(e.JSON)
+		}
+	}
+	out.ToUser(b[at:])
+}
+
+// Tick settles held bytes once the stream has been quiet for quietMs: a
+// pager waiting for a possible continuation is answered, anything else is
+// released.
+func (s *session) Tick(out *sdk.Out, now int64) int64 {
+	if s.heldAt == 0 {
+		return 0
+	}
+	if now-s.heldAt < quietMs {
+		return s.heldAt + quietMs
+	}
+	b, evs := s.sc.Quiet()
+	s.heldAt = 0
+	emit(out, b, evs)
+	return 0
+}
+
+func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
+	var r struct {
+		Op       string `json:"op"`
+		Name     string `json:"name"`
+		MaxPages *int   `json:"maxPages"`
+		Auto     *bool  `json:"auto"`
+	}
+	if err := json.Unmarshal(req, &r); err != nil {
+		return nil, err
+	}
+	switch r.Op {
+	case "dialect":
+		if err := s.sc.Force(r.Name); err != nil {
+			return nil, err
+		}
+		return []byte(`{"ok":true}`), nil
+	case "pager":
+		info := s.sc.Info()
+		if r.MaxPages != nil {
+			if *r.MaxPages < 0 {
+				return nil, errors.New("maxPages must not be negative")
+			}
+			info.MaxPages = *r.MaxPages
+		}
+		if r.Auto != nil {
+			info.Auto = *r.Auto
+		}
+		s.sc.SetPager(info.MaxPages, info.Auto)
+		return []byte(`{"ok":true}`), nil
+	case "info":
+		return json.Marshal(s.sc.Info())
+	}
+	return nil, errors.New(`unknown op (dialect, pager, info)`)
+}
+
+func (s *session) Close(out *sdk.Out) { out.ToUser(s.sc.Flush(nil)) }
+
+func (s *session) ExportState() ([]byte, error) { return s.sc.Export() }
+
+func (s *session) ImportState(b []byte) error { return s.sc.Import(b) }
