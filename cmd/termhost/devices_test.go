@@ -160,3 +160,76 @@ func TestTelnetLoginEveryPersonality(t *testing.T) {
 		t.Error("the password shows in the log")
 	}
 }
+
+// run_command through the dialect plugin on every simulated device: a
+// ten-page output in one call, pagers answered and gone, no echo, no
+// prompt; an error recognised; a question returned, not answered.
+func TestRunCommandEveryDialect(t *testing.T) {
+	long := map[string]string{
+		"cisco_ios": "show logging", "cisco_nxos": "show interface", "arista_eos": "show interfaces",
+		"frr": "show interface", "juniper_junos": "show interfaces", "huawei": "display interface",
+		"mikrotik_routeros": "/log print", "linux": "seq 1 200",
+	}
+	question := map[string]string{
+		"cisco_ios": "reload", "arista_eos": "reload", "cisco_nxos": "reload", "huawei": "save",
+		"juniper_junos": "request system reboot", "mikrotik_routeros": "/system reboot",
+	}
+	const pass = "Dialect-Pass-5"
+	dir := t.TempDir()
+	var entries []string
+	for _, p := range devsim.Personalities {
+		_, port := startDevsim(t, devsim.Config{Personality: p, Username: "admin", Password: pass, NoColor: true})
+		entries = append(entries, fmt.Sprintf(`{"id":%q,"host":"127.0.0.1","port":%d,"username":"admin","password":%q}`, p, port, base64.StdEncoding.EncodeToString([]byte(pass))))
+	}
+	creds := filepath.Join(dir, "credentials.json")
+	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[`+strings.Join(entries, ",")+`]}`), 0o600)
+	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	for _, p := range devsim.Personalities {
+		t.Run(p, func(t *testing.T) {
+			c := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": p, "dialect": "auto"})
+			if c.isErr {
+				t.Fatalf("connect: %+v", c)
+			}
+			id := c.res["sessionId"].(string)
+			r := h.must("run_command", map[string]any{"sessionId": id, "command": long[p], "timeoutMs": 20000})
+			out, _ := r["output"].(string)
+			minPages := 5.0
+			if p == "linux" {
+				minPages = 0 // no pager
+			}
+			if r["reason"] != "done" || r["pages"].(float64) < minPages || strings.Count(out, "\n") < 100 {
+				t.Fatalf("%s: reason %v, %v pages, %d lines\n%.600s", long[p], r["reason"], r["pages"], strings.Count(out, "\n"), out)
+			}
+			for _, bad := range []string{"More", "---(more", "-- [Q quit", long[p] + "\n", "edge-r1#", "edge-r1>"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("%s: output holds %q", long[p], bad)
+				}
+			}
+			if r["dialect"] != p && !(p == "arista_eos" || p == "frr") {
+				t.Errorf("detected dialect %v, want %s", r["dialect"], p)
+			}
+			r = h.must("run_command", map[string]any{"sessionId": id, "command": "bogus-command-x", "timeoutMs": 10000})
+			if r["error"] == nil || r["error"] == "" {
+				t.Errorf("an unknown command: no error in %v", r)
+			}
+			if p == "cisco_ios" || p == "arista_eos" {
+				// enable: the dialect reports the password field; the host types it.
+				r = h.must("run_command", map[string]any{"sessionId": id, "command": "enable", "timeoutMs": 10000})
+				if r["reason"] != "login" || r["field"] != "enable" && r["field"] != "password" {
+					t.Fatalf("enable: %v", r)
+				}
+				h.must("send_secret", map[string]any{"sessionId": id, "credentialId": p, "field": "password"})
+				r = h.must("run_command", map[string]any{"sessionId": id, "command": "show clock", "timeoutMs": 10000})
+				if r["mode"] != "privileged" {
+					t.Fatalf("after enable: %v", r)
+				}
+			}
+			if q, ok := question[p]; ok {
+				r = h.must("run_command", map[string]any{"sessionId": id, "command": q, "timeoutMs": 10000})
+				if r["reason"] != "question" || r["question"] == "" {
+					t.Errorf("%s: %v", q, r)
+				}
+			}
+		})
+	}
+}

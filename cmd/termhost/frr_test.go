@@ -44,6 +44,13 @@ func TestFRRouting(t *testing.T) {
 	if !strings.Contains(res["output"].(string), "Unknown command") {
 		t.Errorf("unknown command: %v", res)
 	}
+	// With the dialect: FRR detected from its banner, the command ends at
+	// the prompt, pagers answered.
+	d := h.must("telnet_connect", map[string]any{"credentialId": "frr", "dialect": "auto"})
+	dres := h.must("run_command", map[string]any{"sessionId": d["sessionId"], "command": "show interface", "timeoutMs": 15000})
+	if dres["reason"] != "done" || dres["dialect"] != "frr" || !strings.Contains(dres["output"].(string), "Interface lo is up") || strings.Contains(dres["output"].(string), "More") {
+		t.Errorf("show interface with the dialect: %v", dres)
+	}
 	time.Sleep(100 * time.Millisecond)
 	for _, s := range []string{fmt.Sprint(c), fmt.Sprint(res), fmt.Sprint(out), h.logs.String(), h.view(id)} {
 		for _, secret := range []string{r.Password, r.EnablePassword} {

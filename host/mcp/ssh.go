@@ -39,6 +39,7 @@ type sshShellIn struct {
 	Name         string `json:"name,omitempty" jsonschema:"unique name"`
 	Cols         int    `json:"cols,omitempty" jsonschema:"default 80"`
 	Rows         int    `json:"rows,omitempty" jsonschema:"default 24"`
+	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect or auto"`
 }
 
 // Bounds of the SSH tools' arguments.
@@ -86,6 +87,7 @@ func (s *Server) addSSHTools() {
 		p["name"].MaxLength = ptr(session.MaxNameLen)
 		p["cols"].Minimum, p["cols"].Maximum = ptr(1.0), ptr(1000.0)
 		p["rows"].Minimum, p["rows"].Maximum = ptr(1.0), ptr(1000.0)
+		p["dialect"].MaxLength = ptr(maxPluginName)
 	}, s.sshShell)
 }
 
@@ -159,7 +161,7 @@ func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshS
 			return nil, invalid("name", "%v", strings.TrimPrefix(err.Error(), session.ErrInvalidName.Error()+": "))
 		}
 	}
-	sess, err := s.deps.SSH.Pool.Shell(ctx, id, sshpool.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows})
+	sess, err := s.deps.SSH.Pool.Shell(ctx, id, sshpool.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows, Dialect: in.Dialect})
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ type connectIn struct {
 	// CredentialID logs in with a credential (SPEC DEV-3): host and port
 	// default to the credential's, the login dialogue is answered by the
 	// host.
+	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect, or auto: pagers answered, prompts and modes for run_command"`
 	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with it; host, port default to it"`
 }
 
@@ -90,6 +91,7 @@ func (s *Server) addTelnetTools() {
 		p["plugins"].MaxItems = ptr(maxPlugins)
 		p["plugins"].Items.MaxLength = ptr(maxPluginName)
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)
+		p["dialect"].MaxLength = ptr(maxPluginName)
 	}, s.telnetConnect)
 
 	addTool(s, telnetVoice, &sdk.Tool{
@@ -172,7 +174,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	}
 	sess, err := s.deps.Sessions.OpenTelnet(ctx, s.deps.Attach, session.TelnetOptions{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req),
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen,
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen, Dialect: in.Dialect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)

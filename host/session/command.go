@@ -23,25 +23,25 @@ type RunOptions struct {
 
 // RunResult is a command's output and how it ended.
 type RunResult struct {
-	Output    string         `json:"output"`
-	Prompt    string         `json:"prompt,omitempty"`
-	Mode      string         `json:"mode,omitempty"`
-	Submode   string         `json:"submode,omitempty"`
-	Hostname  string         `json:"hostname,omitempty"`
-	Dialect   string         `json:"dialect,omitempty"`
-	ExitCode  *int           `json:"exitCode,omitempty"`
-	Error     string         `json:"error,omitempty"`
-	Pages     int            `json:"pages"`
-	Question  string         `json:"question,omitempty"`
-	Reason    string         `json:"reason"` // done | prompt | matched | question | pager_limit | exit | timeout
-	Truncated bool           `json:"truncated,omitempty"`
-	Bytes     int            `json:"bytes,omitempty"` // the whole output's size when truncated
-	TimeoutMs int64          `json:"timeoutMs"`
-	Events    map[string]int `json:"-"`
+	Output    string `json:"output"`
+	Prompt    string `json:"prompt,omitempty"`
+	Mode      string `json:"mode,omitempty"`
+	Submode   string `json:"submode,omitempty"`
+	Hostname  string `json:"hostname,omitempty"`
+	Dialect   string `json:"dialect,omitempty"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Pages     int    `json:"pages"`
+	Question  string `json:"question,omitempty"`
+	Field     string `json:"field,omitempty"` // reason login: the field asked for (send_secret types it)
+	Reason    string `json:"reason"`          // done | prompt | matched | question | login | pager_limit | exit | timeout
+	Truncated bool   `json:"truncated,omitempty"`
+	Bytes     int    `json:"bytes,omitempty"` // the whole output's size when truncated
+	TimeoutMs int64  `json:"timeoutMs"`
 }
 
 // endEvents end a command's wait besides a prompt.
-var endEvents = map[string]bool{"question": true, "pager_limit": true}
+var endEvents = map[string]bool{"question": true, "pager_limit": true, "login": true}
 
 // RunCommand sends a command line, waits for the end of its output (the
 // dialect's or the shell's prompt, an expect match, a question, the
@@ -97,6 +97,12 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 			}
 		case "pager_limit":
 			res.Reason = "pager_limit"
+		case "login":
+			if res.Question == "" && res.Field == "" {
+				res.Field, _ = e.Fields["field"].(string)
+				res.Reason = "login"
+				end = e.Offset
+			}
 		case "error":
 			if res.Error == "" {
 				res.Error, _ = e.Fields["text"].(string)
@@ -115,7 +121,7 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	}
 	shell := promptEv != nil && promptEv.Fields["source"] == "shell"
 	switch {
-	case res.Question != "":
+	case res.Question != "", res.Field != "":
 	case promptEv != nil:
 		res.Reason = "prompt"
 		if doneEv != nil && !shell {

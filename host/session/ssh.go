@@ -43,6 +43,8 @@ type SSHOptions struct {
 	Rows    int
 	Plugins []string // chain after "ssh" (a dialect)
 	Screen  string
+	// Dialect: as TelnetOptions.Dialect.
+	Dialect string
 }
 
 // ErrSSH is a failed SSH connection: dial, handshake, host key or
@@ -59,7 +61,15 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 		o.Term = "xterm-256color"
 	}
 	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
-	opts, _ := json.Marshal(map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows})
+	om := map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows}
+	plugins := append([]string{"ssh"}, o.Plugins...)
+	if o.Dialect != "" {
+		plugins = append(plugins, DialectPlugin)
+		if o.Dialect != "auto" {
+			om["dialect"] = o.Dialect
+		}
+	}
+	opts, _ := json.Marshal(om)
 	deadline := time.Now().Add(o.Timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -87,7 +97,7 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 		Kind: KindSSH, Name: o.Name, Owner: o.Owner,
 		Peer: Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: append([]string{"ssh"}, o.Plugins...), Screen: o.Screen,
+		Plugins: plugins, Screen: o.Screen,
 		OnEvent: onEvent, OnInput: o.OnInput,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, time.Until(deadline))

@@ -20,6 +20,9 @@ type TelnetOptions struct {
 	Rows    int      // NAWS, default 24
 	Plugins []string // chain after "telnet" (e.g. a dialect)
 	Screen  string   // the screen plugin ("" for none)
+	// Dialect attaches the dialect plugin after telnet: a dialect name, or
+	// "auto" to detect it ("" for none).
+	Dialect string
 }
 
 // OpenTelnet opens a Telnet session: a TCP link, the telnet plugin first in
@@ -29,17 +32,28 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 		o.Term = "xterm-256color"
 	}
 	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
-	opts, _ := json.Marshal(map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows})
+	om := map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows}
+	plugins := append([]string{"telnet"}, o.Plugins...)
+	if o.Dialect != "" {
+		plugins = append(plugins, DialectPlugin)
+		if o.Dialect != "auto" {
+			om["dialect"] = o.Dialect
+		}
+	}
+	opts, _ := json.Marshal(om)
 	return r.Open(ctx, attach, Spec{
 		Kind: KindTelnet, Name: o.Name, Owner: o.Owner,
 		Peer: Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: append([]string{"telnet"}, o.Plugins...), Screen: o.Screen,
+		Plugins: plugins, Screen: o.Screen,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, o.Timeout)
 		},
 	})
 }
+
+// DialectPlugin is the plugin that knows device dialects.
+const DialectPlugin = "dialect"
 
 // orDefault is v, or def when v is not positive.
 func orDefault(v, def int) int {

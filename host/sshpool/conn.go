@@ -176,6 +176,7 @@ type Dialer struct {
 
 // ShellOptions open an interactive shell.
 type ShellOptions struct {
+	Dialect    string // "auto" or a dialect name to attach the dialect plugin
 	Name       string
 	Owner      string
 	Cols, Rows int
@@ -206,6 +207,7 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 	}
 	if shell != nil {
 		o.Shell, o.Name, o.Cols, o.Rows, o.Plugins, o.Screen = true, shell.Name, shell.Cols, shell.Rows, shell.Plugins, d.Screen
+		o.Dialect = shell.Dialect
 		if d.Rules != nil {
 			var typed policy.Typed
 			o.OnInput = func(p []byte) error {
