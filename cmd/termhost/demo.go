@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,22 @@ func demo(po pluginOptions, color bool, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The router's login, as a credential: the host types it, the model
+	// (and this transcript) never sees the password.
+	credDir, err := os.MkdirTemp("", "termhost-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(credDir)
+	devHost, devPort, _ := net.SplitHostPort(dev.Addr())
+	creds := fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"edge-r1","name":"the simulated router","host":%q,"port":%s,`+
+		`"username":"admin","password":"dGVybWhvc3Q=","enableSecret":"dGVybWhvc3Q="}]}`, devHost, devPort)
+	cfg.CredentialsFile = filepath.Join(credDir, "credentials.json")
+	if err := os.WriteFile(cfg.CredentialsFile, []byte(creds), 0o600); err != nil {
+		return err
+	}
+	cfg.RulesFile = filepath.Join(credDir, "rules.json")
+	cfg.KnownHostsFile = filepath.Join(credDir, "known_hosts")
 	h, err := host.New(ctx, cfg)
 	if err != nil {
 		return err
@@ -115,6 +132,30 @@ func demo(po pluginOptions, color bool, stdout, stderr io.Writer) error {
 		{"telnet_read", map[string]any{"sessionId": id}},
 	}
 	for _, s := range steps {
+		d.call(s.tool, s.args)
+		if d.err != nil {
+			return d.err
+		}
+	}
+	fmt.Fprintln(stdout, "\nThe same router the way an agent should drive it: a credential logs in (the host types the password;"+
+		" it never reaches the model), the cisco_ios dialect is detected, and run_command collects a paged show in one call.")
+	conn = d.call("telnet_connect", map[string]any{"credentialId": "edge-r1", "dialect": "auto"})
+	if d.err != nil {
+		return d.err
+	}
+	id, _ = conn["sessionId"].(string)
+	for _, s := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"run_command", map[string]any{"sessionId": id, "command": "show interfaces"}},
+		{"run_command", map[string]any{"sessionId": id, "command": "show ip interface brief"}},
+		{"run_command", map[string]any{"sessionId": id, "command": "show bogus"}},
+		{"run_command", map[string]any{"sessionId": id, "command": "enable"}},
+		{"send_secret", map[string]any{"sessionId": id, "credentialId": "edge-r1", "field": "enableSecret"}},
+		{"run_command", map[string]any{"sessionId": id, "command": "reload"}},
+		{"telnet_disconnect", map[string]any{"sessionId": id}},
+	} {
 		d.call(s.tool, s.args)
 		if d.err != nil {
 			return d.err

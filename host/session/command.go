@@ -63,16 +63,33 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	if err := s.Send(ctx, []byte(o.Command+eol)); err != nil {
 		return RunResult{}, err
 	}
+	// Only events about bytes that came after the send count: a plugin may
+	// report a prompt it saw before late (a dialect decides about a held
+	// line when more arrives).
+	// With a dialect in the chain only its prompts count: a Telnet GA or
+	// EOR also follows a pager prompt or a question.
+	dialect := s.hasPlugin(DialectPlugin)
+	isPrompt := func(e *Event) bool {
+		if e.Type != "prompt" {
+			return false
+		}
+		_, fromDialect := e.Fields["dialect"]
+		return !dialect || fromDialect
+	}
 	stop := func() bool {
-		for _, e := range s.Events(mark.Seq) {
-			if endEvents[e.Type] {
+		evs := s.Events(mark.Seq)
+		for i := range evs {
+			if e := &evs[i]; e.Offset > mark.Off && (endEvents[e.Type] || isPrompt(e)) {
 				return true
 			}
 		}
 		return false
 	}
-	spec := WaitSpec{Prompt: true, Exit: true, Timeout: o.Timeout, Until: o.Expect, Check: stop}
+	spec := WaitSpec{Exit: true, Timeout: o.Timeout, Until: o.Expect, Check: stop}
 	reason, used, err := s.Wait(ctx, mark, spec, true)
+	if reason == ReasonMatched && o.Expect == nil {
+		reason = ReasonPrompt
+	}
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -82,6 +99,9 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	evs := s.Events(mark.Seq)
 	for i := range evs {
 		e := &evs[i]
+		if e.Offset <= mark.Off && e.Type != "dialect" {
+			continue
+		}
 		switch e.Type {
 		case "command":
 			if cmdEv == nil {
@@ -112,7 +132,7 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 				doneEv = e
 			}
 		case "prompt":
-			if promptEv == nil {
+			if promptEv == nil && isPrompt(e) {
 				promptEv = e
 			}
 		case "dialect":
@@ -171,6 +191,16 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	}
 	res.Output = out
 	return res, nil
+}
+
+// hasPlugin reports whether the session's chain has the named plugin.
+func (s *Session) hasPlugin(name string) bool {
+	for _, b := range s.chain {
+		if n, _ := b.Plugin(); n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // clean turns a terminal byte stream into text as a terminal would show
