@@ -76,7 +76,7 @@ func TestSendSecret(t *testing.T) {
 	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "password"})
 	h.screenHas(id, "Enable:")
 	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "enableSecret"})
-	r := h.screenHas(id, "len:")
+	r := h.must("wait_for", map[string]any{"session_id": id, "until": `len:\d+\s`, "onScreen": true, "timeoutMs": 15000, "view": "plain"})
 	screen := screenOf(t, r)
 	if !strings.Contains(screen, "got:"+strings.Repeat("*", len(secret))+":") || !strings.Contains(screen, fmt.Sprintf("len:%d", len(secret)+3)) {
 		t.Errorf("the secret was not typed or not masked:\n%s", screen)

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/termhost/termhost/internal/devsim"
+	"github.com/termhost/termhost/internal/sshdtest"
 )
 
 // requireTool skips when a real peer is not installed, except in CI, where
@@ -126,4 +130,62 @@ func TestInteropInetutilsTelnetd(t *testing.T) {
 	_, p, _ := net.SplitHostPort(d.Addr())
 	port, _ := strconv.Atoi(p)
 	shellRoundTrip(t, port, true, map[string]any{"command": "", "noNewline": true, "signal": "ip"})
+}
+
+// Real telnetd logins through /bin/login, answered by the host from a
+// credential; the linux dialect detected; a command in one call.
+func TestInteropTelnetdLoginWithCredential(t *testing.T) {
+	user, pass := sshdtest.SystemUser(t)
+	type daemon struct {
+		name  string
+		start func(t *testing.T) int
+	}
+	daemons := []daemon{
+		{"busybox", func(t *testing.T) int {
+			requireTool(t, "/bin/busybox", "--list")
+			port := freePort(t)
+			cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/login")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			waitListening(t, port)
+			return port
+		}},
+		{"inetutils", func(t *testing.T) int {
+			requireTool(t, "/usr/sbin/telnetd")
+			d, err := devsim.ListenInetd("127.0.0.1:0", []string{"/usr/sbin/telnetd", "-h"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { d.Close() })
+			_, p, _ := net.SplitHostPort(d.Addr())
+			port, _ := strconv.Atoi(p)
+			return port
+		}},
+	}
+	for _, d := range daemons {
+		t.Run(d.name, func(t *testing.T) {
+			port := d.start(t)
+			dir := t.TempDir()
+			creds := filepath.Join(dir, "credentials.json")
+			os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"box","host":"127.0.0.1","port":%d,"username":%q,"password":%q}]}`,
+				port, user, base64.StdEncoding.EncodeToString([]byte(pass)))), 0o600)
+			h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+			c := h.call(40*time.Second, "telnet_connect", map[string]any{"credentialId": "box", "dialect": "auto"})
+			if c.isErr || c.res["loggedIn"] != true {
+				t.Fatalf("login: %+v", c)
+			}
+			id := c.res["sessionId"].(string)
+			r := h.must("run_command", map[string]any{"sessionId": id, "command": "echo out-$((6*7))", "timeoutMs": 15000})
+			if r["output"] != "out-42\n" || r["dialect"] != "linux" {
+				t.Errorf("run_command: %v", r)
+			}
+			for _, s := range []string{fmt.Sprint(c), fmt.Sprint(r), h.logs.String(), h.view(id)} {
+				if strings.Contains(s, pass) {
+					t.Fatalf("the password shows: %q", s)
+				}
+			}
+		})
+	}
 }

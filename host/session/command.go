@@ -40,6 +40,11 @@ type RunResult struct {
 	TimeoutMs int64  `json:"timeoutMs"`
 }
 
+// enter is what Enter sends: CR. On Telnet the plugin sends it as CR NUL,
+// one line end; CR LF would be two on a host that maps CR to NL (an empty
+// command after each one, or a newline left behind after a password).
+const enter = "\r"
+
 // endEvents end a command's wait besides a prompt.
 var endEvents = map[string]bool{"question": true, "pager_limit": true, "login": true}
 
@@ -56,10 +61,7 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 		o.MaxBytes = defaultMaxBytes
 	}
 	mark := s.Mark()
-	eol := "\r"
-	if s.Kind == KindTelnet {
-		eol = "\r\n"
-	}
+	eol := enter
 	if err := s.Send(ctx, []byte(o.Command+eol)); err != nil {
 		return RunResult{}, err
 	}
@@ -266,6 +268,11 @@ func dropEcho(out, cmd string) string {
 		if !found {
 			return ""
 		}
+		return rest
+	}
+	if strings.TrimSpace(first) == "" && found {
+		// No echo of the text, only of the Enter (a peer echoing in its own
+		// way, or not at all): that empty line is not output.
 		return rest
 	}
 	return out

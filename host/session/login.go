@@ -68,10 +68,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			if username == "" {
 				return "", fmt.Errorf("%w: the device asks for a username and the credential has none", ErrLogin)
 			}
-			eol := "\r"
-			if s.Kind == KindTelnet {
-				eol = "\r\n"
-			}
+			eol := enter
 			if err := s.sendRaw(ctx, []byte(username+eol)); err != nil {
 				return "", err
 			}

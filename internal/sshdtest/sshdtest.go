@@ -360,3 +360,21 @@ func (s *Server) Processes(sub string) []string {
 	}
 	return out
 }
+
+// SystemUser is the throwaway test user and its password for this run (for
+// logins through the system's /bin/login, e.g. a telnetd); it skips the
+// test unless run as root (fails under CI).
+func SystemUser(t testing.TB) (name, password string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the login tests need root to create their user")
+		}
+		t.Skip("not root: no test user")
+	}
+	pass, err := ensureUser()
+	if err != nil {
+		t.Fatalf("test user: %v", err)
+	}
+	return testUser, pass
+}
