@@ -418,3 +418,23 @@ func TestSSHBlockedOnTheWire(t *testing.T) {
 		t.Errorf("unknown credential: %+v", unknown)
 	}
 }
+
+// An OpenSSH shell through the linux dialect: detected, run_command in one
+// call.
+func TestSSHShellLinuxDialect(t *testing.T) {
+	f := newSSHFixture(t)
+	res := f.mustCall(t, "ssh_shell", map[string]any{"credentialId": "key", "dialect": "auto"})
+	id, _ := res["session_id"].(string)
+	// The login's output and the first prompt come first.
+	if w := mustCall(t, f.cs, "wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000}); w["reason"] != "prompt" {
+		t.Fatalf("first prompt: %v", w)
+	}
+	r := mustCall(t, f.cs, "run_command", map[string]any{"sessionId": id, "command": "echo out-$((6*7))", "timeoutMs": 15000})
+	if r["output"] != "out-42\n" || r["reason"] != "done" || r["dialect"] != "linux" {
+		t.Fatalf("run_command over an ssh shell: %v", r)
+	}
+	r = mustCall(t, f.cs, "run_command", map[string]any{"sessionId": id, "command": "no-such-command-x", "timeoutMs": 15000})
+	if !strings.Contains(r["output"].(string), "not found") {
+		t.Errorf("unknown command: %v", r)
+	}
+}
