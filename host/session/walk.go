@@ -292,12 +292,17 @@ func (w *walker) overflow() {
 // batch (nil if none), with a done channel if ack.
 func (w *walker) commit(ack bool) *batch {
 	s := w.s
-	from, to := s.buf.Commit()
 	now := time.Now()
-	s.mu.Lock()
-	if to > from {
+	// The time of the newest byte is set before the bytes become visible:
+	// a reader that saw them with the previous time would take a session
+	// quiet for long and release an incomplete character at once.
+	if s.buf.End() > s.buf.Head() {
+		s.mu.Lock()
 		s.lastRx, s.lastActive = now, now
+		s.mu.Unlock()
 	}
+	from, to := s.buf.Commit()
+	s.mu.Lock()
 	if len(w.events) > 0 {
 		s.addEventsLocked(w.events)
 	}
