@@ -368,7 +368,15 @@ func TestSSHShellDrivesVim(t *testing.T) {
 	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": "stty size\n"})
 	h.screenHas(id, "20 90")
 	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": "sleep 300\n"})
+	// Interrupt it once it runs (a ^C before the shell read the line would
+	// only flush the input).
+	for deadline := time.Now().Add(10 * time.Second); len(f.srv.Processes("sleep 300")) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("sleep 300 never started:\n%s", h.view(id))
+		}
+	}
 	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "keys": "C-c"})
+	waitGone(t, f.srv, "sleep 300")
 	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": "echo after-$((1+1))\n"})
 	h.screenHas(id, "after-2")
 	mustCall(t, f.cs, "stop_app", map[string]any{"session_id": id})
