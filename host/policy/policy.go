@@ -113,7 +113,7 @@ type Store struct {
 	mu      sync.RWMutex
 	rules   *Rules
 	loadErr error
-	w       *watchfile.Watcher
+	watch   watchfile.Owner
 }
 
 // NewStore loads path now; on failure the store holds no rules, keeps the
@@ -172,7 +172,7 @@ func (s *Store) Err() error {
 
 // Watch reloads the file whenever it changes; Close stops it.
 func (s *Store) Watch() error {
-	w, err := watchfile.Watch(s.path, 150*time.Millisecond, func() {
+	return s.watch.Start(s.path, 150*time.Millisecond, func() {
 		if err := s.Reload(); err != nil {
 			s.log.Warn("rules not reloaded; the last good rules stay in force", "reason", err.Error())
 			return
@@ -180,23 +180,7 @@ func (s *Store) Watch() error {
 		r := s.Rules()
 		s.log.Info("rules reloaded", "file", s.path, "allow", len(r.Allow), "deny", len(r.Deny))
 	})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.w = w
-	s.mu.Unlock()
-	return nil
 }
 
 // Close stops watching.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	w := s.w
-	s.w = nil
-	s.mu.Unlock()
-	if w != nil {
-		return w.Close()
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.watch.Close() }

@@ -109,12 +109,7 @@ func Fingerprint(k ssh.PublicKey) string { return k.Type() + " " + ssh.Fingerpri
 func (h *HostKeys) Check(hostport string, remote net.Addr, key ssh.PublicKey) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var files []string
-	for _, f := range append([]string{h.own}, h.extra...) {
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-			files = append(files, f)
-		}
-	}
+	files := h.files()
 	if len(files) > 0 {
 		cb, err := knownhosts.New(files...)
 		if err != nil {
@@ -153,17 +148,23 @@ func (h *HostKeys) Check(hostport string, remote net.Addr, key ssh.PublicKey) er
 	return nil
 }
 
-// Algorithms are the key types on record for hostport, so a client can
-// ask the server for a key it can verify; nil when none is known.
-func (h *HostKeys) Algorithms(hostport string) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// files are the known_hosts files that exist, own first.
+func (h *HostKeys) files() []string {
 	var files []string
 	for _, f := range append([]string{h.own}, h.extra...) {
 		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
 			files = append(files, f)
 		}
 	}
+	return files
+}
+
+// Algorithms are the key types on record for hostport, so a client can
+// ask the server for a key it can verify; nil when none is known.
+func (h *HostKeys) Algorithms(hostport string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	files := h.files()
 	if len(files) == 0 {
 		return nil
 	}

@@ -44,7 +44,7 @@ type Store struct {
 	loaded  bool  // a set was loaded at least once (possibly empty)
 	gen     uint64
 
-	w *watchfile.Watcher
+	watch watchfile.Owner
 }
 
 // NewStore loads path now. A missing file is an empty set (ssh tools say
@@ -125,33 +125,17 @@ func load(path string, d Defaults) ([]Credential, error) {
 // Watch reloads the file whenever it changes (debounced), logging each
 // outcome; Close stops it.
 func (s *Store) Watch() error {
-	w, err := watchfile.Watch(s.path, 150*time.Millisecond, func() {
+	return s.watch.Start(s.path, 150*time.Millisecond, func() {
 		if err := s.Reload(); err != nil {
 			s.log.Warn("credentials not reloaded; the last good set stays in use", "reason", err.Error())
 			return
 		}
 		s.log.Info("credentials reloaded", "file", s.path, "count", s.Len())
 	})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.w = w
-	s.mu.Unlock()
-	return nil
 }
 
 // Close stops watching.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	w := s.w
-	s.w = nil
-	s.mu.Unlock()
-	if w != nil {
-		return w.Close()
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.watch.Close() }
 
 // Err is why the newest load failed, or nil.
 func (s *Store) Err() error {

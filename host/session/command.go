@@ -61,8 +61,7 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 		o.MaxBytes = defaultMaxBytes
 	}
 	mark := s.Mark()
-	eol := enter
-	if err := s.Send(ctx, []byte(o.Command+eol)); err != nil {
+	if err := s.Send(ctx, []byte(o.Command+enter)); err != nil {
 		return RunResult{}, err
 	}
 	// Only events about bytes that came after the send count: a plugin may

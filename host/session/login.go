@@ -68,8 +68,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			if username == "" {
 				return "", fmt.Errorf("%w: the device asks for a username and the credential has none", ErrLogin)
 			}
-			eol := enter
-			if err := s.sendRaw(ctx, []byte(username+eol)); err != nil {
+			if err := s.sendRaw(ctx, []byte(username+enter)); err != nil {
 				return "", err
 			}
 			sentUser, sentPass = true, false

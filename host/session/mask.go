@@ -97,8 +97,7 @@ func (s *Session) SendSecret(ctx context.Context, secret []byte, maskFor time.Du
 	}
 	s.masks = append(s.masks, &masker{secret: bytes.Clone(secret), until: time.Now().Add(maskFor)})
 	s.unlockChain()
-	eol := enter
-	line := append(bytes.Clone(secret), eol...)
+	line := append(bytes.Clone(secret), enter...)
 	defer clear(line)
 	return s.sendRaw(ctx, line)
 }

@@ -62,13 +62,7 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	}
 	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
 	om := map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows}
-	plugins := append([]string{"ssh"}, o.Plugins...)
-	if o.Dialect != "" {
-		plugins = append(plugins, DialectPlugin)
-		if o.Dialect != "auto" {
-			om["dialect"] = o.Dialect
-		}
-	}
+	plugins := withDialect(append([]string{"ssh"}, o.Plugins...), o.Dialect, om)
 	opts, _ := json.Marshal(om)
 	deadline := time.Now().Add(o.Timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)

@@ -33,13 +33,7 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 	}
 	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
 	om := map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows}
-	plugins := append([]string{"telnet"}, o.Plugins...)
-	if o.Dialect != "" {
-		plugins = append(plugins, DialectPlugin)
-		if o.Dialect != "auto" {
-			om["dialect"] = o.Dialect
-		}
-	}
+	plugins := withDialect(append([]string{"telnet"}, o.Plugins...), o.Dialect, om)
 	opts, _ := json.Marshal(om)
 	return r.Open(ctx, attach, Spec{
 		Kind: KindTelnet, Name: o.Name, Owner: o.Owner,
@@ -54,6 +48,18 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 
 // DialectPlugin is the plugin that knows device dialects.
 const DialectPlugin = "dialect"
+
+// withDialect adds the dialect plugin to a chain when a dialect is asked
+// for ("auto" detects it; a name goes to the plugins' options).
+func withDialect(chain []string, dialect string, opts map[string]any) []string {
+	if dialect == "" {
+		return chain
+	}
+	if dialect != "auto" {
+		opts["dialect"] = dialect
+	}
+	return append(chain, DialectPlugin)
+}
 
 // orDefault is v, or def when v is not positive.
 func orDefault(v, def int) int {

@@ -232,15 +232,22 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 	}
 	res.ExitCode, res.Signal = ch.code, ch.signal
 	stderr := ch.stderr.head
-	res.Stdout, res.StdoutTruncated = cut(ch.stdout.head, o.MaxBytes, ch.stdout.total)
-	res.Stderr, res.StderrTruncated = cut(stderr, o.MaxBytes, ch.stderr.total)
+	ch.output(&res, ch.stdout.head, stderr, o.MaxBytes)
+	return res, nil
+}
+
+// output puts the command's streams into res, each bounded to max bytes
+// with the whole stream's size when cut (stdout and stderr: the streams'
+// heads with any marks removed). Caller holds ch.mu.
+func (ch *channel) output(res *Result, stdout, stderr []byte, max int) {
+	res.Stdout, res.StdoutTruncated = cut(stdout, max, ch.stdout.total)
+	res.Stderr, res.StderrTruncated = cut(stderr, max, ch.stderr.total)
 	if res.StdoutTruncated {
 		res.StdoutBytes = ch.stdout.total
 	}
 	if res.StderrTruncated {
 		res.StderrBytes = ch.stderr.total
 	}
-	return res, nil
 }
 
 // cut bounds p to max bytes on a UTF-8 boundary.

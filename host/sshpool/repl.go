@@ -217,14 +217,7 @@ func (c *conn) replExec(ctx context.Context, o ExecOptions) (Result, error) {
 	if i := bytes.LastIndex(stderr, []byte("\x1e"+ch.nonce+":end\x1e")); i >= 0 {
 		stderr = stderr[:i]
 	}
-	res.Stdout, res.StdoutTruncated = cut(stdout, o.MaxBytes, ch.stdout.total)
-	res.Stderr, res.StderrTruncated = cut(stderr, o.MaxBytes, ch.stderr.total)
-	if res.StdoutTruncated {
-		res.StdoutBytes = ch.stdout.total
-	}
-	if res.StderrTruncated {
-		res.StderrBytes = ch.stderr.total
-	}
+	ch.output(&res, stdout, stderr, o.MaxBytes)
 	return res, nil
 }
 

@@ -88,3 +88,39 @@ func (w *Watcher) Close() error {
 	})
 	return err
 }
+
+// Owner holds the watcher of a store that reloads itself: Start begins
+// watching (again), Close stops it. Safe for concurrent use; the zero
+// value is ready.
+type Owner struct {
+	mu sync.Mutex
+	w  *Watcher
+}
+
+// Start watches path as Watch does, replacing any watcher it held.
+func (o *Owner) Start(path string, debounce time.Duration, changed func()) error {
+	w, err := Watch(path, debounce, changed)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	old := o.w
+	o.w = w
+	o.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// Close stops watching.
+func (o *Owner) Close() error {
+	o.mu.Lock()
+	w := o.w
+	o.w = nil
+	o.mu.Unlock()
+	if w != nil {
+		return w.Close()
+	}
+	return nil
+}
