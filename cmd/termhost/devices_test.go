@@ -163,8 +163,29 @@ func TestTelnetLoginEveryPersonality(t *testing.T) {
 
 // run_command through the dialect plugin on every simulated device: a
 // ten-page output in one call, pagers answered and gone, no echo, no
-// prompt; an error recognised; a question returned, not answered.
+// prompt; an error recognised; a question returned, not answered; the
+// enable password typed by send_secret; the same device read raw
+// (telnet_send, wait_for, telnet_read) and on the screen. Twice: with
+// whole writes, and with every write the devices make cut at random points
+// (TERMHOST_FRAGMENT_SEED repeats a run's cuts).
 func TestRunCommandEveryDialect(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("TERMHOST_FRAGMENT_SEED"); v != "" {
+		fmt.Sscan(v, &seed)
+	}
+	t.Logf("fragment seed %d", seed)
+	for _, mode := range []string{"whole", "fragmented"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := devsim.Config{Username: "admin", NoColor: true}
+			if mode == "fragmented" {
+				cfg.Fragment, cfg.FragmentDelay = devsim.RandomFragmenter(seed, 24), 20*time.Microsecond
+			}
+			deviceTour(t, cfg)
+		})
+	}
+}
+
+func deviceTour(t *testing.T, cfg devsim.Config) {
 	long := map[string]string{
 		"cisco_ios": "show logging", "cisco_nxos": "show interface", "arista_eos": "show interfaces",
 		"frr": "show interface", "juniper_junos": "show interfaces", "huawei": "display interface",
@@ -178,7 +199,9 @@ func TestRunCommandEveryDialect(t *testing.T) {
 	dir := t.TempDir()
 	var entries []string
 	for _, p := range devsim.Personalities {
-		_, port := startDevsim(t, devsim.Config{Personality: p, Username: "admin", Password: pass, NoColor: true})
+		c := cfg
+		c.Personality, c.Password = p, pass
+		_, port := startDevsim(t, c)
 		entries = append(entries, fmt.Sprintf(`{"id":%q,"host":"127.0.0.1","port":%d,"username":"admin","password":%q}`, p, port, base64.StdEncoding.EncodeToString([]byte(pass))))
 	}
 	creds := filepath.Join(dir, "credentials.json")
@@ -220,7 +243,7 @@ func TestRunCommandEveryDialect(t *testing.T) {
 				}
 				h.must("send_secret", map[string]any{"sessionId": id, "credentialId": p, "field": "password"})
 				r = h.must("run_command", map[string]any{"sessionId": id, "command": "show clock", "timeoutMs": 10000})
-				if r["mode"] != "privileged" {
+				if r["mode"] != "privileged" || !strings.Contains(fmt.Sprint(r["output"]), "2025") {
 					t.Fatalf("after enable: %v", r)
 				}
 			}
@@ -229,7 +252,73 @@ func TestRunCommandEveryDialect(t *testing.T) {
 				if r["reason"] != "question" || r["question"] == "" {
 					t.Errorf("%s: %v", q, r)
 				}
+				// Not answered: the agent declines, and the device is back at its prompt.
+				h.must("telnet_send", map[string]any{"sessionId": id, "command": "n"})
+			}
+			// The raw path: send, wait for the prompt after the echo, read.
+			h.must("telnet_send", map[string]any{"sessionId": id, "command": "bogus-raw-y"})
+			w := h.call(20*time.Second, "wait_for", map[string]any{"session_id": id, "until": `bogus-raw-y[\s\S]*edge-r1[^\r\n]*[>#$\]]\s*$`, "timeoutMs": 15000})
+			if w.isErr || w.res["reason"] != "matched" {
+				t.Fatalf("wait_for the prompt after a raw command: %+v\nscreen:\n%s", w, h.view(id))
+			}
+			if raw := h.must("telnet_read", map[string]any{"sessionId": id}); !strings.Contains(fmt.Sprint(raw["data"]), "bogus-raw-y") {
+				t.Errorf("telnet_read after wait_for: %v", raw)
+			}
+			screen := h.view(id)
+			if strings.Contains(screen, "More --") || strings.Contains(screen, "--More--") || !strings.Contains(screen, "bogus-raw-y") {
+				t.Errorf("screen:\n%s", screen)
 			}
 		})
+	}
+}
+
+// A device that pages without end: run_command answers the pager up to its
+// bound (1000 pages), then leaves the pager with the dialect's quit key
+// and returns reason pager_limit with the output so far; the device is
+// back at its prompt and the next command runs normally.
+func TestRunCommandPagerBound(t *testing.T) {
+	const pass = "Endless-Pager-1"
+	_, port := startDevsim(t, devsim.Config{Username: "admin", Password: pass, NoColor: true, LogBuffer: 50_000_000})
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "credentials.json")
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"r1","host":"127.0.0.1","port":%d,"username":"admin","password":%q}]}`,
+		port, base64.StdEncoding.EncodeToString([]byte(pass)))), 0o600)
+	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	id := h.must("telnet_connect", map[string]any{"credentialId": "r1", "dialect": "cisco_ios"})["sessionId"].(string)
+	r := h.call(150*time.Second, "run_command", map[string]any{"sessionId": id, "command": "show logging", "timeoutMs": 120000, "maxBytes": 1 << 20})
+	if r.isErr {
+		t.Fatal(r)
+	}
+	out, _ := r.res["output"].(string)
+	if r.res["reason"] != "pager_limit" || r.res["pages"] != 1000.0 || r.res["mode"] != "user" || r.res["truncated"] != true {
+		t.Fatalf("reason %v, pages %v, mode %v, truncated %v, bytes %v, %d bytes returned: …%.300q", r.res["reason"], r.res["pages"], r.res["mode"], r.res["truncated"], r.res["bytes"], len(out), out[max(0, len(out)-300):])
+	}
+	// 1000 pages of 20 lines were shown and answered; the output keeps the
+	// first MiB of them, without a pager prompt.
+	if n := r.res["bytes"].(float64); n < 1000*20*80 {
+		t.Errorf("the whole output was %v bytes, want at least 1000 pages of 20 lines", n)
+	}
+	if strings.Contains(out, "More") || !strings.HasPrefix(out, "Syslog logging") {
+		t.Errorf("output: %.300q", out)
+	}
+	r2 := h.must("run_command", map[string]any{"sessionId": id, "command": "show clock", "timeoutMs": 10000})
+	if r2["reason"] != "done" || !strings.Contains(r2["output"].(string), "2025") {
+		t.Fatalf("the next command: %v", r2)
+	}
+}
+
+// A command sent raw, its output still coming (slowly, in small pieces)
+// when run_command starts: run_command returns its own command's output,
+// not the tail and the prompt of the earlier one.
+func TestRunCommandAfterRawSend(t *testing.T) {
+	_, port := startDevsim(t, devsim.Config{NoLogin: true, NoColor: true, PageLines: -1,
+		Fragment: devsim.RandomFragmenter(1, 8), FragmentDelay: time.Millisecond})
+	h := startHost(t)
+	id := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "cisco_ios"})["sessionId"].(string)
+	h.must("wait_for", map[string]any{"session_id": id, "until": `edge-r1>\s*$`, "timeoutMs": 15000})
+	h.must("telnet_send", map[string]any{"sessionId": id, "command": "show version"})
+	r := h.must("run_command", map[string]any{"sessionId": id, "command": "show clock", "timeoutMs": 20000})
+	if out := r["output"].(string); r["reason"] != "done" || strings.Count(out, "\n") != 1 || !strings.Contains(out, "2025") {
+		t.Fatalf("run_command after a raw send: %v", r)
 	}
 }

@@ -51,6 +51,15 @@ func TestFRRouting(t *testing.T) {
 	if dres["reason"] != "done" || dres["dialect"] != "frr" || !strings.Contains(dres["output"].(string), "Interface lo is up") || strings.Contains(dres["output"].(string), "More") {
 		t.Errorf("show interface with the dialect: %v", dres)
 	}
+	// A paged output: five lines a page, each --More-- answered and gone,
+	// the same text as unpaged.
+	h.must("run_command", map[string]any{"sessionId": d["sessionId"], "command": "terminal length 5", "timeoutMs": 15000})
+	paged := h.must("run_command", map[string]any{"sessionId": d["sessionId"], "command": "show interface", "timeoutMs": 15000})
+	if paged["reason"] != "done" || paged["pages"].(float64) < 2 || strings.Contains(paged["output"].(string), "More") ||
+		strings.Count(paged["output"].(string), "\n") != strings.Count(dres["output"].(string), "\n") {
+		t.Errorf("paged show interface: %v pages, reason %v, %d lines (unpaged %d)\n%s", paged["pages"], paged["reason"],
+			strings.Count(paged["output"].(string), "\n"), strings.Count(dres["output"].(string), "\n"), paged["output"])
+	}
 	time.Sleep(100 * time.Millisecond)
 	for _, s := range []string{fmt.Sprint(c), fmt.Sprint(res), fmt.Sprint(out), h.logs.String(), h.view(id)} {
 		for _, secret := range []string{r.Password, r.EnablePassword} {
@@ -58,5 +67,42 @@ func TestFRRouting(t *testing.T) {
 				t.Fatalf("a secret shows: %q", s)
 			}
 		}
+	}
+}
+
+// vtysh under a PTY with the frr dialect: the integrated shell of a real
+// FRRouting, talking to the test's zebra over its vty socket. run_command
+// returns a show's output alone, moves into configuration mode and back,
+// and reports an unknown command.
+func TestVtyshUnderPTY(t *testing.T) {
+	r := frrtest.Start(t)
+	h := startHost(t)
+	l := h.must("launch_app", map[string]any{"command": "vtysh", "args": []string{"--vty_socket", r.Dir}, "dialect": "frr", "cols": 120})
+	id := l["session_id"].(string)
+	w := h.call(20*time.Second, "wait_for", map[string]any{"session_id": id, "until": `#\s*$`, "onScreen": true, "timeoutMs": 15000})
+	if w.isErr || w.res["reason"] != "matched" {
+		t.Fatalf("no vtysh prompt: %v\n%s", w, h.view(id))
+	}
+	res := h.must("run_command", map[string]any{"sessionId": id, "command": "show interface", "timeoutMs": 15000})
+	out, _ := res["output"].(string)
+	if res["reason"] != "done" || res["dialect"] != "frr" || res["mode"] != "privileged" ||
+		!strings.Contains(out, "Interface lo is up") || strings.Contains(out, "show interface") || strings.HasSuffix(strings.TrimSpace(out), "#") {
+		t.Fatalf("show interface: %v\nraw:\n%q", res, h.must("view_screen", map[string]any{"session_id": id, "format": "raw"})["content"])
+	}
+	res = h.must("run_command", map[string]any{"sessionId": id, "command": "configure terminal", "timeoutMs": 15000})
+	if res["mode"] != "config" {
+		t.Fatalf("configure terminal: %v", res)
+	}
+	res = h.must("run_command", map[string]any{"sessionId": id, "command": "interface lo", "timeoutMs": 15000})
+	if res["mode"] != "config" || res["submode"] != "config-if" {
+		t.Errorf("interface lo: %v", res)
+	}
+	res = h.must("run_command", map[string]any{"sessionId": id, "command": "bogus-thing", "timeoutMs": 15000})
+	if e, _ := res["error"].(string); !strings.Contains(e, "Unknown command") {
+		t.Errorf("an unknown command: %v", res)
+	}
+	res = h.must("run_command", map[string]any{"sessionId": id, "command": "end", "timeoutMs": 15000})
+	if res["mode"] != "privileged" || res["reason"] != "done" {
+		t.Errorf("end: %v", res)
 	}
 }

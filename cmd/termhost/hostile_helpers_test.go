@@ -45,6 +45,8 @@ type hostProc struct {
 
 	stopOnce sync.Once
 
+	seen transcript // every result and error returned (leak_test.go)
+
 	progMu   sync.Mutex
 	progress map[string]int // progress notifications seen, per token
 	updated  func(uri string)
@@ -109,6 +111,7 @@ func startHostFull(t testing.TB, within time.Duration, env []string, args ...str
 	}
 	h.pid = h.cmd.Process.Pid
 	h.stdin = stdin
+	t.Cleanup(h.checkLeaks) // runs after cleanup: the log is complete
 	t.Cleanup(h.cleanup)
 	go h.guard()
 	client := sdk.NewClient(&sdk.Implementation{Name: "hostile", Version: "1"}, &sdk.ClientOptions{
@@ -247,6 +250,7 @@ func (h *hostProc) callCtx(ctx context.Context, tool string, args any, progress 
 	r, err := h.cs.CallTool(ctx, p)
 	out := callResult{took: time.Since(start)}
 	if err != nil {
+		h.seen.add(err.Error())
 		out.isErr, out.msg = true, err.Error()+h.diag()
 		out.expired = ctx.Err() != nil
 		return out
@@ -258,6 +262,7 @@ func (h *hostProc) callCtx(ctx context.Context, tool string, args any, progress 
 		}
 	}
 	out.msg = text
+	h.seen.add(text)
 	if r.IsError {
 		out.isErr = true
 		return out

@@ -66,3 +66,33 @@ func csiLen(p []byte) int {
 	}
 	return len(p)
 }
+
+// SeqLen returns the length of the escape sequence at the start of p (which
+// starts with ESC), or 0 when p ends inside it.
+func SeqLen(p []byte) int {
+	n := skip(p)
+	if n < len(p) {
+		return n
+	}
+	if len(p) < 2 {
+		return 0
+	}
+	last := p[len(p)-1]
+	switch p[1] {
+	case '[':
+		if len(p) > 2 && last >= 0x40 && last <= 0x7e {
+			return n
+		}
+		return 0
+	case ']', 'P', 'X', '^', '_':
+		if last == 0x07 || len(p) > 3 && last == '\\' && p[len(p)-2] == 0x1b {
+			return n
+		}
+		return 0
+	case '(', ')', '*', '+', '#', '%', ' ':
+		if len(p) < 3 {
+			return 0
+		}
+	}
+	return n
+}

@@ -31,3 +31,14 @@ func FuzzStrip(f *testing.F) {
 		}
 	})
 }
+
+func TestSeqLen(t *testing.T) {
+	for in, want := range map[string]int{
+		"\x1b[31mx": 5, "\x1b[31m": 5, "\x1b[31": 0, "\x1b[": 0, "\x1b": 0,
+		"\x1b]0;t\x07": 6, "\x1b]0;t": 0, "\x1b]0;t\x1b\\": 7, "\x1b(B": 3, "\x1b(": 0, "\x1b7": 2,
+	} {
+		if got := SeqLen([]byte(in)); got != want {
+			t.Errorf("SeqLen(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

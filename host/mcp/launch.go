@@ -28,6 +28,7 @@ type launchIn struct {
 	Cols    int               `json:"cols,omitempty" jsonschema:"columns (default 80)"`
 	Rows    int               `json:"rows,omitempty" jsonschema:"rows (default 24)"`
 	Name    string            `json:"name,omitempty" jsonschema:"unique name, usable wherever a session_id is"`
+	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect (e.g. frr for vtysh) or auto"`
 }
 
 func processBounds(p schemaProps) {
@@ -44,10 +45,13 @@ func processBounds(p schemaProps) {
 	if n := p["name"]; n != nil {
 		n.MaxLength = ptr(session.MaxNameLen)
 	}
+	if d := p["dialect"]; d != nil {
+		d.MaxLength = ptr(maxPluginName)
+	}
 }
 
 // startProcess opens a PTY session for a tool (launch_app, start_pty).
-func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmdField, command string, args []string, env map[string]string, cwd string, cols, rows int, name string) (*session.Session, error) {
+func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmdField, command string, args []string, env map[string]string, cwd string, cols, rows int, name, dialect string) (*session.Session, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, invalid(cmdField, "must name a program, got an empty string")
 	}
@@ -71,7 +75,7 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 	}
 	sess, err := s.deps.Sessions.OpenPTY(ctx, s.deps.Attach, session.PTYOptions{
 		Command: command, Args: args, Env: env, Dir: cwd, Cols: cols, Rows: rows, Name: name,
-		Owner: owner(req), Screen: s.deps.Screen, ShellPlugin: s.deps.ShellPlugin,
+		Owner: owner(req), Screen: s.deps.Screen, ShellPlugin: s.deps.ShellPlugin, Dialect: dialect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", clip(command), err)
@@ -80,7 +84,7 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 }
 
 func (s *Server) launchApp(ctx context.Context, req *sdk.CallToolRequest, in launchIn) (any, error) {
-	sess, err := s.startProcess(ctx, req, "command", in.Command, in.Args, in.Env, in.Cwd, in.Cols, in.Rows, in.Name)
+	sess, err := s.startProcess(ctx, req, "command", in.Command, in.Args, in.Env, in.Cwd, in.Cols, in.Rows, in.Name, in.Dialect)
 	if err != nil {
 		return nil, err
 	}

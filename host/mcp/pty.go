@@ -24,6 +24,7 @@ type startPTYIn struct {
 	Env     map[string]string `json:"env,omitempty" jsonschema:"environment variables to set"`
 	Cols    int               `json:"cols,omitempty" jsonschema:"columns (default 80)"`
 	Rows    int               `json:"rows,omitempty" jsonschema:"rows (default 24)"`
+	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect or auto"`
 }
 
 type processIn struct {
@@ -103,7 +104,7 @@ func (s *Server) startPTY(ctx context.Context, req *sdk.CallToolRequest, in star
 		return nil, invalid("command", "must be a command line, got an empty string")
 	}
 	prog, args := splitCommand(in.Command)
-	sess, err := s.startProcess(ctx, req, "command", prog, args, in.Env, in.Cwd, in.Cols, in.Rows, "")
+	sess, err := s.startProcess(ctx, req, "command", prog, args, in.Env, in.Cwd, in.Cols, in.Rows, "", in.Dialect)
 	if err != nil {
 		return nil, err
 	}

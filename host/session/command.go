@@ -48,6 +48,144 @@ const enter = "\r"
 // endEvents end a command's wait besides a prompt.
 var endEvents = map[string]bool{"question": true, "pager_limit": true, "login": true}
 
+// echoQuiet: without an echo of the command, how long the stream must be
+// quiet before a prompt counts.
+const echoQuiet = 500 * time.Millisecond
+
+// echoAnchor finds where the echo of a command line ends in its raw output:
+// the end of the line holding the command's last characters.
+type echoAnchor struct {
+	tail  []byte
+	on    bool
+	found bool
+	end   uint64 // offset just past the echo line's LF
+	quiet bool
+	// scanned: how much of the collected data was searched in vain.
+	scanned int
+}
+
+// echoTail is what identifies the echo: the command's last characters
+// (a long line may be scrolled by the device's line editor, its start
+// replaced by "$").
+func echoTail(cmd string) []byte {
+	t := strings.TrimSpace(cmd)
+	if len(t) > 16 {
+		t = t[len(t)-16:]
+	}
+	return []byte(t)
+}
+
+// echoWindow bounds the search: an echo is among the first bytes after
+// the command was sent.
+const echoWindow = 64 << 10
+
+func (a *echoAnchor) find(c *collector) {
+	if !a.on || a.found || len(a.tail) == 0 {
+		return
+	}
+	d := c.data[:min(len(c.data), echoWindow)]
+	for i := max(0, a.scanned-echoSlack); i < len(d); i++ {
+		if d[i] != a.tail[0] {
+			continue
+		}
+		k := matchSkippingEscapes(d[i:], a.tail)
+		if k < 0 {
+			continue
+		}
+		j := bytes.IndexByte(d[i+k:], '\n')
+		if j < 0 {
+			return // the echo's line is not complete yet
+		}
+		a.found, a.end = true, c.off+uint64(i+k+j+1)
+		return
+	}
+	a.scanned = len(d)
+	if len(c.data) >= echoWindow {
+		a.on = false // no echo to be found: every prompt counts
+	}
+}
+
+// echoSlack: how far back a search resumes, so that an echo cut by the
+// end of the data is found whole when the rest comes.
+const echoSlack = 512
+
+// matchSkippingEscapes matches want at the start of d, skipping escape
+// sequences between its characters (a line editor that colours what is
+// typed), and returns the length of d it spans, or -1.
+func matchSkippingEscapes(d, want []byte) int {
+	j := 0
+	for k := 0; k < len(want); {
+		if j >= len(d) {
+			return -1
+		}
+		if d[j] == 0x1b && k > 0 {
+			n := ansi.SeqLen(d[j:])
+			if n <= 0 {
+				return -1 // cut: decided when more comes
+			}
+			j += n
+			continue
+		}
+		if d[j] != want[k] {
+			return -1
+		}
+		j, k = j+1, k+1
+	}
+	return j
+}
+
+// after says whether a prompt at offset counts: after the echo, or
+// always when no echo is looked for.
+func (a *echoAnchor) after(off uint64) bool {
+	return !a.on || len(a.tail) == 0 || a.found && off >= a.end
+}
+
+// collector copies a command's raw output out of the session's ring as it
+// arrives, up to limit bytes from off: the head of the output is what
+// run_command returns, so it must outlive the ring.
+type collector struct {
+	s     *Session
+	off   uint64 // offset of data[0]
+	data  []byte
+	limit int
+	full  bool // limit reached, or bytes were evicted before they were copied
+}
+
+func (c *collector) pull() {
+	if c.full {
+		return
+	}
+	from := c.off + uint64(len(c.data))
+	p, _, evicted := c.s.buf.Read(from, c.limit-len(c.data))
+	if evicted > 0 {
+		if len(c.data) > 0 {
+			c.full = true // a gap: keep the head
+			return
+		}
+		c.off += evicted
+	}
+	c.data = append(c.data, p...)
+	c.full = len(c.data) >= c.limit
+}
+
+// slice returns the collected bytes in [start, end) and how many bytes of
+// that range were not collected.
+func (c *collector) slice(start, end uint64) ([]byte, uint64) {
+	lo := max(start, c.off)
+	hi := min(end, c.off+uint64(len(c.data)))
+	if hi <= lo {
+		return nil, end - start
+	}
+	return c.data[lo-c.off : hi-c.off], (end - start) - (hi - lo)
+}
+
+// leftPager: a pager_limit after which the dialect left the pager (its
+// quit key), so the device returns to its prompt and the wait goes on.
+func leftPager(e *Event) bool {
+	q, _ := e.Fields["quit"].(bool)
+	return e.Type == "pager_limit" && q
+}
+
 // RunCommand sends a command line, waits for the end of its output (the
 // dialect's or the shell's prompt, an expect match, a question, the
 // pager bound, the session's end or the timeout), and returns the output
@@ -77,16 +215,38 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 		_, fromDialect := e.Fields["dialect"]
 		return !dialect || fromDialect
 	}
+	// The output is copied out as it arrives: a long one would otherwise
+	// lose its head to the session's ring before the command ends.
+	col := collector{s: s, off: mark.Off, limit: min(max(4*o.MaxBytes, 1<<20), 16<<20)}
+	// A dialect's prompt ends the command only after the command's echo:
+	// output of an earlier exchange still arriving (after send_secret or
+	// telnet_send) can bring a prompt of its own first. A device that does
+	// not echo the command as typed gets the first prompt once the stream
+	// has been quiet for echoQuiet.
+	anchor := echoAnchor{tail: echoTail(o.Command), on: dialect}
+	ends := func(e *Event) bool {
+		return anchor.after(e.Offset) || (!anchor.found && anchor.quiet)
+	}
 	stop := func() bool {
+		col.pull()
+		anchor.find(&col)
+		anchor.quiet = time.Since(s.LastRx()) >= echoQuiet
 		evs := s.Events(mark.Seq)
 		for i := range evs {
-			if e := &evs[i]; e.Offset > mark.Off && (endEvents[e.Type] || isPrompt(e)) {
+			e := &evs[i]
+			if e.Offset <= mark.Off {
+				continue
+			}
+			if endEvents[e.Type] && !leftPager(e) || isPrompt(e) && ends(e) {
 				return true
 			}
 		}
 		return false
 	}
 	spec := WaitSpec{Exit: true, Timeout: o.Timeout, Until: o.Expect, Check: stop}
+	if anchor.on {
+		spec.Poll = echoQuiet / 2
+	}
 	reason, used, err := s.Wait(ctx, mark, spec, true)
 	if reason == ReasonMatched && o.Expect == nil {
 		reason = ReasonPrompt
@@ -108,16 +268,23 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 			if cmdEv == nil {
 				cmdEv = e
 			}
-		case "pager":
-			res.Pages++
+		case "pager", "pager_limit":
+			// The dialect counts the pages of a command: a long run of
+			// pages outlives the session's event ring.
+			if n, ok := e.Fields["pages"].(float64); ok && int(n) > res.Pages {
+				res.Pages = int(n)
+			} else if e.Type == "pager" && !ok {
+				res.Pages++
+			}
+			if e.Type == "pager_limit" {
+				res.Reason = "pager_limit"
+			}
 		case "question":
 			if res.Question == "" {
 				res.Question, _ = e.Fields["text"].(string)
 				res.Reason = "question"
 				end = e.Offset
 			}
-		case "pager_limit":
-			res.Reason = "pager_limit"
 		case "login":
 			if res.Question == "" && res.Field == "" {
 				res.Field, _ = e.Fields["field"].(string)
@@ -133,7 +300,7 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 				doneEv = e
 			}
 		case "prompt":
-			if promptEv == nil && isPrompt(e) {
+			if promptEv == nil && isPrompt(e) && ends(e) {
 				promptEv = e
 			}
 		case "dialect":
@@ -141,6 +308,7 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 		}
 	}
 	shell := promptEv != nil && promptEv.Fields["source"] == "shell"
+	limited := res.Reason == "pager_limit"
 	switch {
 	case res.Question != "", res.Field != "":
 	case promptEv != nil:
@@ -166,16 +334,23 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	case reason == ReasonMatched && o.Expect != nil:
 		res.Reason = "matched"
 	}
+	if limited && res.Question == "" && res.Field == "" {
+		res.Reason = "pager_limit" // and the prompt, if the pager was left
+	}
 	if shell && cmdEv != nil && cmdEv.Offset >= start && cmdEv.Offset <= end {
 		start = cmdEv.Offset // the shell marked where the command's output starts
+	}
+	echoCut := false
+	if anchor.found && anchor.end <= end && !shell {
+		start, echoCut = anchor.end, true // after the echo's line: nothing before it is this command's
 	}
 	if end < start {
 		end = start
 	}
-	const limit = 16 << 20
-	raw, _, _ := s.buf.Read(start, int(min(end-start, limit)))
+	col.pull()
+	raw, missing := col.slice(start, end)
 	out := strings.ToValidUTF8(clean(raw), "\uFFFD")
-	if !(shell && cmdEv != nil) {
+	if !(shell && cmdEv != nil) && !echoCut {
 		out = dropEcho(out, o.Command)
 	}
 	if res.Prompt != "" || (promptEv != nil && !shell) {
@@ -186,9 +361,11 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 			out = out[:loc[0]]
 		}
 	}
-	if len(out) > o.MaxBytes {
-		res.Truncated, res.Bytes = true, len(out)
-		out = strings.ToValidUTF8(out[:o.MaxBytes], "")
+	if len(out) > o.MaxBytes || missing > 0 {
+		// Bytes: the whole output's size (raw bytes never collected
+		// counted as they came).
+		res.Truncated, res.Bytes = true, len(out)+int(missing)
+		out = strings.ToValidUTF8(out[:min(len(out), o.MaxBytes)], "")
 	}
 	res.Output = out
 	return res, nil
@@ -292,4 +469,11 @@ func dropPrompt(out, prompt string) string {
 // String describes a result for logs.
 func (r RunResult) String() string {
 	return fmt.Sprintf("%s, %d bytes, %d pages", r.Reason, len(r.Output), r.Pages)
+}
+
+// LastRx is when the newest byte of output arrived.
+func (s *Session) LastRx() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastRx
 }

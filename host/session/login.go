@@ -14,9 +14,27 @@ var (
 	loginUser  = regexp.MustCompile(`(?i)(user ?name|login|user)\s*:\s*$`)
 	loginPass  = regexp.MustCompile(`(?i)pass(word|code)?\s*:\s*$`)
 	loginShell = regexp.MustCompile(`[>#$%\]]\s*$`)
-	loginFail  = regexp.MustCompile(`(?i)(login incorrect|login failed|login invalid|authentication failed|authentication is rejected|access denied|bad password|invalid password|permission denied)`)
-	loginAny   = MustCompilePattern(`(?i)((user ?name|login|user|pass(word|code)?)\s*:|[>#$%\]])\s*$`)
+	// lastLogin is the greeting "Last login: <date> from <host>", which a
+	// read can end right after its colon.
+	lastLogin = regexp.MustCompile(`(?i)^\s*last login\s*:`)
+	loginFail = regexp.MustCompile(`(?i)(login incorrect|login failed|login invalid|authentication failed|authentication is rejected|access denied|bad password|invalid password|permission denied)`)
+	loginAny  = MustCompilePattern(`(?i)((user ?name|login|user|pass(word|code)?)\s*:|[>#$%\]])\s*$`)
 )
+
+// loginSettle is how long a prompt-like line that no dialect confirmed
+// must stay the last output before Login takes it for the prompt.
+const loginSettle = 150 * time.Millisecond
+
+// dialectPromptAfter reports whether a dialect reported a prompt in an
+// event after seq.
+func (s *Session) dialectPromptAfter(seq uint64) bool {
+	for _, e := range s.Events(seq) {
+		if _, ok := e.Fields["dialect"]; ok && e.Type == "prompt" {
+			return true
+		}
+	}
+	return false
+}
 
 // ErrLogin is a login that did not succeed.
 var ErrLogin = errors.New("login failed")
@@ -48,6 +66,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 		if loginFail.MatchString(text) && (sentUser || sentPass) {
 			return "", fmt.Errorf("%w: the device said %q", ErrLogin, lastLine(text))
 		}
+		prevSeq := mark.Seq
 		mark = Cursor{Off: head, Seq: s.lastSeq()}
 		switch {
 		case loginPass.MatchString(text):
@@ -61,7 +80,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 				return "", err
 			}
 			sentPass = true
-		case loginUser.MatchString(text):
+		case loginUser.MatchString(text) && !lastLogin.MatchString(lastLine(text)):
 			if sentUser && sentPass {
 				return "", fmt.Errorf("%w: asked for the username again (wrong username or password)", ErrLogin)
 			}
@@ -73,7 +92,20 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			}
 			sentUser, sentPass = true, false
 		case loginShell.MatchString(text):
-			return lastLine(text), nil
+			// A read can end inside a banner ("####", "[ok]"): the prompt
+			// is the last thing before the device waits. A dialect's prompt
+			// event says so at once; otherwise the line must stay last for
+			// a moment.
+			if s.dialectPromptAfter(prevSeq) {
+				return lastLine(text), nil
+			}
+			if _, _, err := s.Wait(ctx, mark, WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(loginSettle*4, max(left, time.Millisecond))}, true); err != nil {
+				return "", err
+			}
+			if s.buf.Head() == head {
+				return lastLine(text), nil
+			}
+			step-- // more came: not the prompt yet (the deadline still bounds this)
 		}
 	}
 	return "", fmt.Errorf("%w: no prompt within %v", ErrLogin, timeout)

@@ -28,6 +28,9 @@ type PTYOptions struct {
 	// ShellPlugin is the plugin that turns OSC 133 marks into prompt
 	// events ("" leaves shells without integration).
 	ShellPlugin string
+	// Dialect chains the dialect plugin (a name, or "auto"), e.g. frr for
+	// vtysh.
+	Dialect string
 }
 
 // OpenPTY starts a program under a PTY: the PTY is the link; shells (bash,
@@ -52,7 +55,9 @@ func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (
 	if prep.Integrated && o.ShellPlugin != "" {
 		chain = append([]string{o.ShellPlugin}, chain...)
 	}
-	opts, _ := json.Marshal(map[string]any{"cols": o.Cols, "rows": o.Rows})
+	optm := map[string]any{"cols": o.Cols, "rows": o.Rows}
+	chain = withDialect(chain, o.Dialect, optm)
+	opts, _ := json.Marshal(optm)
 	cmdline := strings.Join(append([]string{o.Command}, o.Args...), " ")
 	s, err := r.Open(ctx, attach, Spec{
 		ID: o.ID, Kind: KindPTY, Name: o.Name, Owner: o.Owner,

@@ -41,6 +41,9 @@ type WaitSpec struct {
 	// screen), tried at the start and after every change; true ends the
 	// wait with ReasonMatched. It runs without any of the session's locks.
 	Check func() bool
+	// Poll, with Check, also tries Check when this long passed since the
+	// last try without any change (a condition that depends on quiet).
+	Poll time.Duration
 }
 
 // Empty says whether nothing at all is waited for.
@@ -244,6 +247,7 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 	var matchedTo uint64
 	started := time.Now()
 	checked, checkedSeq, checkedHead := false, uint64(0), uint64(0)
+	var checkedAt time.Time
 	for {
 		s.mu.Lock()
 		ch := s.watchLocked()
@@ -267,8 +271,8 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 				return ReasonMatched, timeout, nil
 			}
 		}
-		if spec.Check != nil && (!checked || head != checkedHead || seq != checkedSeq) {
-			checked, checkedSeq, checkedHead = true, seq, head
+		if spec.Check != nil && (!checked || head != checkedHead || seq != checkedSeq || spec.Poll > 0 && now.Sub(checkedAt) >= spec.Poll) {
+			checked, checkedSeq, checkedHead, checkedAt = true, seq, head, now
 			if spec.Check() {
 				return ReasonMatched, timeout, nil
 			}
@@ -306,6 +310,11 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 				return ReasonStable, timeout, nil
 			}
 			if w := now.Add(spec.Stable - quiet); wake.IsZero() || w.Before(wake) {
+				wake = w
+			}
+		}
+		if spec.Check != nil && spec.Poll > 0 {
+			if w := checkedAt.Add(spec.Poll); wake.IsZero() || w.Before(wake) {
 				wake = w
 			}
 		}

@@ -739,22 +739,28 @@ func runeStart(p []byte) int {
 // An interrupt stops the output; if the pager consumed it, "^C" has been
 // printed and consumed is true, otherwise the interrupt is still queued.
 func (c *conn) page(lines []string) (consumed bool, err error) {
+	return c.pageN(len(lines), func(i int) string { return lines[i] })
+}
+
+// pageN is page over n lines made one at a time by line(i), so that a
+// huge output (Config.LogBuffer) is never held whole.
+func (c *conn) pageN(n int, line func(i int) string) (consumed bool, err error) {
 	shown := 0
-	for i, l := range lines {
+	for i := 0; i < n; i++ {
 		if c.intrPending() {
 			return false, nil
 		}
-		c.line(l)
+		c.line(line(i))
 		if err := c.flush(); err != nil {
 			return false, err
 		}
 		shown++
-		if c.pageLen <= 0 || c.noMore || c.d.noPager || shown < c.pageLen || i == len(lines)-1 {
+		if c.pageLen <= 0 || c.noMore || c.d.noPager || shown < c.pageLen || i == n-1 {
 			continue
 		}
 		pager := c.d.pager
 		if c.d.pagerFn != nil {
-			pager = c.d.pagerFn((i + 1) * 100 / len(lines))
+			pager = c.d.pagerFn(int(int64(i+1) * 100 / int64(n)))
 		}
 		c.prompt(pager)
 		erase := "\r" + strings.Repeat(" ", len(pager)) + "\r"

@@ -832,19 +832,27 @@ func (c *conn) logMsgs(msgs []string) {
 	}
 }
 
-// showLogging prints a deterministic buffer of 200 console messages (about
-// ten pages), for benchmarks.
+// showLogging prints a deterministic buffer of Config.LogBuffer console
+// messages (200 by default, about ten pages), for benchmarks.
 func showLogging(c *conn, in *invocation) {
 	_, ifs := c.snapshotIfaces()
-	l := []string{
+	head := []string{
 		"Syslog logging: enabled (0 messages dropped, 0 messages rate-limited, 0 flushes, 0 overruns, xml disabled, filtering disabled)",
 		"    Console logging: level debugging, 212 messages logged, xml disabled,",
 		"    Buffer logging:  level debugging, 212 messages logged, xml disabled,",
 		"",
 		"Log Buffer (16384 bytes):",
 	}
-	start := DefaultClockStart.Add(-200 * 37 * time.Second)
-	for i := 0; i < 200; i++ {
+	n := c.s.cfg.LogBuffer
+	if n <= 0 {
+		n = 200
+	}
+	start := DefaultClockStart.Add(-time.Duration(n) * 37 * time.Second)
+	c.pageN(len(head)+n, func(j int) string {
+		if j < len(head) {
+			return head[j]
+		}
+		i := j - len(head)
 		ts := start.Add(time.Duration(i) * 37 * time.Second).Format("Jan _2 15:04:05.000")
 		f := ifs[i%len(ifs)]
 		var msg string
@@ -858,7 +866,6 @@ func showLogging(c *conn, in *invocation) {
 		default:
 			msg = fmt.Sprintf("%%SYS-6-LOGOUT: User %s has exited tty session %d(10.0.0.%d)", c.s.cfg.Username, 2+i%5, 2+i%50)
 		}
-		l = append(l, "*"+ts+": "+msg)
-	}
-	c.emit(l)
+		return "*" + ts + ": " + msg
+	})
 }

@@ -49,6 +49,10 @@ type Config struct {
 	// (" --More-- "); default 20. A negative value disables paging
 	// ("terminal length 0" does the same for one connection).
 	PageLines int
+	// LogBuffer is the number of messages "show logging" prints after its
+	// header; default 200 (about ten pages). Tests of the pager bound set
+	// it huge: the lines are made as they are sent.
+	LogBuffer int
 	// Personality selects the vendor CLI the device imitates: "cisco_ios"
 	// (the default), "cisco_nxos", "juniper_junos", "arista_eos", "huawei",
 	// "mikrotik_routeros", "frr" or "linux" (see Personalities and doc.go).

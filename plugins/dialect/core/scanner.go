@@ -593,9 +593,15 @@ func (s *Scanner) pager(v []byte, quiet bool) bool {
 		if s.st.Auto && s.st.Pages < s.st.MaxPages {
 			s.st.Pages++
 			s.event(len(s.out), map[string]any{"type": "pager", "text": text(v), "pages": s.st.Pages}, p.answer)
-			s.st.Line, s.st.Held, s.st.Classed = s.st.Line[:0], false, false
-			s.st.Erase, s.st.EBuf, s.st.EscLen = true, s.st.EBuf[:0], 0
-			s.changed = true
+			s.dropPager()
+			return true
+		}
+		if s.st.Auto && len(p.quit) > 0 && !s.st.LimitHit {
+			// The bound: leave the pager so that the device returns to
+			// its prompt; the output so far stays, the prompt goes.
+			s.st.LimitHit = true
+			s.event(len(s.out), map[string]any{"type": "pager_limit", "pages": s.st.Pages, "quit": true}, p.quit)
+			s.dropPager()
 			return true
 		}
 		// Not answered: the prompt stays in the stream for the user (all
@@ -612,6 +618,14 @@ func (s *Scanner) pager(v []byte, quiet bool) bool {
 		return true
 	}
 	return false
+}
+
+// dropPager removes an answered pager prompt and whatever the device sends
+// to wipe it.
+func (s *Scanner) dropPager() {
+	s.st.Line, s.st.Held, s.st.Classed = s.st.Line[:0], false, false
+	s.st.Erase, s.st.EBuf, s.st.EscLen = true, s.st.EBuf[:0], 0
+	s.changed = true
 }
 
 // classify looks at the visible tail (after its last CR): a login field, a

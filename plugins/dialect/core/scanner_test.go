@@ -264,7 +264,9 @@ func TestPagerLimitAndManual(t *testing.T) {
 	page := in("line\r\n --More-- ")
 	erase := in("\b\b\b\b\b\b\b\b\b        \b\b\b\b\b\b\b\b\b")
 	r := run(sc, []step{out("show log\r"), page, erase, page, erase, page}, nil)
-	if r.peer != "  " || !hasEvent(r, "pager_limit pages=2") || !strings.HasSuffix(r.user, " --More-- ") {
+	// At the bound the table's quit key leaves the pager, and the pager
+	// prompt is removed like an answered one.
+	if r.peer != "  q" || !hasEvent(r, "pager_limit pages=2") || strings.Contains(r.user, "More") {
 		t.Fatalf("limit: %+v", r)
 	}
 	// A new command restarts the count.

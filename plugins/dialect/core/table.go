@@ -48,6 +48,10 @@ type Spec struct {
 		// longer match starting with Wait ("--More--" then "(45%)"): it
 		// is answered only when the stream goes quiet.
 		Wait string `json:"wait"`
+		// Quit leaves the pager when the bound is reached ("q"), so the
+		// device returns to its prompt; without it the pager is left
+		// waiting for the agent.
+		Quit string `json:"quit"`
 	} `json:"pagers"`
 	Questions []string `json:"questions"`
 	Login     []struct {
@@ -80,6 +84,7 @@ type pager struct {
 	wait   string
 	re     *regexp.Regexp
 	answer []byte
+	quit   []byte
 }
 
 type login struct {
@@ -210,7 +215,7 @@ func compile(sp, common *Spec) (*Dialect, error) {
 		if p.Lead == "" || p.Lead[0] == ' ' {
 			return nil, fmt.Errorf("pager %q: lead must be a non-empty literal starting with a non-blank", p.Re)
 		}
-		d.pagers = append(d.pagers, pager{lead: p.Lead, wait: p.Wait, re: re, answer: []byte(p.Answer)})
+		d.pagers = append(d.pagers, pager{lead: p.Lead, wait: p.Wait, re: re, answer: []byte(p.Answer), quit: []byte(p.Quit)})
 	}
 	qs := append(append([]string(nil), sp.Questions...), common.Questions...)
 	for _, q := range qs {
