@@ -45,8 +45,9 @@ func main() {
 	flag.StringVar(&o.version, "version", "", "override the manifest's version")
 	flag.StringVar(&o.toolchain, "toolchain", "", `Go toolchain for the build, e.g. go1.26.8, or "local" (default: the one the plugin's go.mod names)`)
 	flag.BoolVar(&o.check, "check", false, "build into a temporary file and fail unless it is identical to the output file")
+	flag.StringVar(&o.overlay, "overlay", "", "go build's -overlay file: add or replace source files without touching the tree (e.g. a dialect table)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: wasmbuild [-o out.wasm] [-version v] [-toolchain go1.x.y|local] [-check] <plugin package dir>\n")
+		fmt.Fprintf(os.Stderr, "usage: wasmbuild [-o out.wasm] [-version v] [-toolchain go1.x.y|local] [-overlay file.json] [-check] <plugin package dir>\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -73,6 +74,7 @@ type options struct {
 	dir, out, version string
 	toolchain         string // "" pinned by go.mod, "local", or a toolchain name
 	check             bool
+	overlay           string // go build -overlay
 }
 
 type result struct {
@@ -142,7 +144,15 @@ func build(o options) (result, error) {
 	if !filepath.IsAbs(pkg) && !strings.HasPrefix(pkg, ".") {
 		pkg = "./" + pkg
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-ldflags=-buildid=", "-o", tmpName, pkg)
+	args := []string{"build", "-trimpath", "-buildmode=c-shared", "-ldflags=-buildid=", "-o", tmpName}
+	if o.overlay != "" {
+		ov, err := filepath.Abs(o.overlay)
+		if err != nil {
+			return res, err
+		}
+		args = append(args, "-overlay", ov)
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Env = append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
