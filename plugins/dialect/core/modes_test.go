@@ -133,3 +133,15 @@ func TestInfoPendingAndModes(t *testing.T) {
 		t.Fatalf("after a state move: %+v", in)
 	}
 }
+
+// Leaving the system view with uncommitted changes (two-stage commit):
+// VRP asks, and the question is reported, not taken for a prompt.
+func TestHuaweiUncommittedQuestion(t *testing.T) {
+	sc := forced(t, "huawei")
+	sc.Inbound([]byte("\r\n[*DC-LEAF-01]"))
+	sc.Outbound([]byte("return\r"))
+	_, evs, _ := sc.Inbound([]byte("return\r\nWarning: Uncommitted configurations found. Are you sure to commit them before exiting? [Y(yes)/N(no)/C(cancel)]:"))
+	if in := sc.Info(); !strings.HasSuffix(in.Question, "[Y(yes)/N(no)/C(cancel)]:") || in.Mode != "config" || len(evs) != 1 {
+		t.Fatalf("%+v %d events", in, len(evs))
+	}
+}
