@@ -122,7 +122,8 @@ func (s *Session) SetMode(ctx context.Context, o ModeOptions) (ModeResult, error
 		if done, err := s.answerLogin(ctx, o, &res, info.Login, "", deadline); done || err != nil {
 			return res, err
 		}
-	case info.Mode == "":
+	}
+	if res.Mode == "" {
 		return res, errors.New("no prompt seen yet: wait for the device's prompt first (wait_for with prompt)")
 	}
 	for sent := 0; ; {
