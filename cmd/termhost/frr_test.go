@@ -106,3 +106,33 @@ func TestVtyshUnderPTY(t *testing.T) {
 		t.Errorf("end: %v", res)
 	}
 }
+
+// set_mode on a real FRRouting vty: user to configuration mode with the
+// enable password typed from the credential, and back down, with FRR's own
+// commands; no secret in any result.
+func TestFRRSetMode(t *testing.T) {
+	r := frrtest.Start(t)
+	dir := t.TempDir()
+	b64 := base64.StdEncoding.EncodeToString
+	creds := filepath.Join(dir, "credentials.json")
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"frr","host":"127.0.0.1","port":%d,"username":"unused","password":%q,"enableSecret":%q}]}`,
+		r.Port, b64([]byte(r.Password)), b64([]byte(r.EnablePassword)))), 0o600)
+	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	id := h.must("telnet_connect", map[string]any{"credentialId": "frr", "dialect": "auto"})["sessionId"]
+	up := h.must("set_mode", map[string]any{"sessionId": id, "mode": "config", "credentialId": "frr", "timeoutMs": 15000})
+	if up["reason"] != "done" || up["mode"] != "config" || up["dialect"] != "frr" || up["prompt"] != "frr-test(config)#" ||
+		fmt.Sprint(up["steps"]) != "[enable configure terminal]" {
+		t.Fatalf("user to config: %v", up)
+	}
+	down := h.must("set_mode", map[string]any{"sessionId": id, "mode": "user", "timeoutMs": 15000})
+	if down["reason"] != "done" || down["mode"] != "user" || down["prompt"] != "frr-test>" || fmt.Sprint(down["steps"]) != "[end disable]" {
+		t.Fatalf("config to user: %v", down)
+	}
+	for _, s := range []string{fmt.Sprint(up), fmt.Sprint(down), h.logs.String(), h.view(id.(string))} {
+		for _, secret := range []string{r.Password, r.EnablePassword} {
+			if strings.Contains(s, secret) {
+				t.Fatalf("a secret shows: %q", s)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -26,6 +27,13 @@ type secretIn struct {
 	Field        string `json:"field" jsonschema:"which secret"`
 }
 
+type modeIn struct {
+	SessionID    string `json:"sessionId" jsonschema:"session id or name"`
+	Mode         string `json:"mode"`
+	CredentialID string `json:"credentialId,omitempty" jsonschema:"types its enableSecret (else password) when asked"`
+	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"default 30000"`
+}
+
 // maskFor is how long what comes back is searched for a typed secret.
 const maskFor = 10 * time.Second
 
@@ -42,6 +50,18 @@ func (s *Server) addDeviceTools() {
 		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
 		p["expect"].MaxLength = ptr(session.MaxPatternLen)
 	}, s.runCommand)
+
+	addTool(s, telnetVoice, &sdk.Tool{
+		Name: "set_mode",
+		Description: "Move a device to a mode by its dialect's commands (enable, configure terminal, end…), each as " +
+			"run_command; returns steps, prompt, mode, reason.",
+		Annotations: &sdk.ToolAnnotations{Title: "Set mode", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
+	}, func(p schemaProps) {
+		sessionRef(p)
+		p["mode"].Enum = []any{"user", "privileged", "config"}
+		p["credentialId"].MaxLength = ptr(maxCredIDLen)
+		p["timeoutMs"].Minimum, p["timeoutMs"].Maximum = ptr(1.0), ptr(float64(maxWaitMs))
+	}, s.setMode)
 
 	if s.deps.SSH == nil {
 		return
@@ -103,4 +123,46 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
 	return sess.RunCommand(ctx, session.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect})
+}
+
+func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeIn) (any, error) {
+	var secret func(field string) ([]byte, error)
+	if in.CredentialID != "" {
+		if _, err := credID(in.CredentialID); err != nil {
+			return nil, err
+		}
+		if s.deps.SSH == nil {
+			return nil, invalid("credentialId", "no credentials are loaded in this server")
+		}
+		cred, err := s.deps.SSH.Creds.Get(in.CredentialID)
+		if err != nil {
+			return nil, invalid("credentialId", "%v", err)
+		}
+		secret = func(field string) ([]byte, error) {
+			if field == "enable" {
+				if b, err := cred.Secret("enableSecret"); err == nil {
+					return b, nil
+				}
+			}
+			return cred.Secret("password")
+		}
+	}
+	sess, err := s.lookup("sessionId", in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
+	if timeout == 0 {
+		timeout = defaultRunTimeout
+	}
+	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
+	defer stop()
+	res, err := sess.SetMode(ctx, session.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret})
+	if errors.Is(err, session.ErrNoMode) {
+		return nil, invalid("mode", "%v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }

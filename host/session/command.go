@@ -195,12 +195,18 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	if !s.Alive() {
 		return RunResult{}, s.disconnectedErr()
 	}
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = defaultMaxBytes
-	}
 	mark := s.Mark()
 	if err := s.Send(ctx, []byte(o.Command+enter)); err != nil {
 		return RunResult{}, err
+	}
+	return s.commandResult(ctx, mark, o)
+}
+
+// commandResult waits for the end of what was sent after mark (a command
+// line, or a secret) and returns it as RunCommand does.
+func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) (RunResult, error) {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = defaultMaxBytes
 	}
 	// Only events about bytes that came after the send count: a plugin may
 	// report a prompt it saw before late (a dialect decides about a held

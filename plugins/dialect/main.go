@@ -13,7 +13,9 @@
 //	{"type":"dialect","name":"huawei","detected":true,"confident":false}
 //
 // Control requests (on_control): {"op":"dialect","name":"…"} forces a
-// dialect; {"op":"pager","maxPages":N,"auto":bool}; {"op":"info"}. Session
+// dialect; {"op":"pager","maxPages":N,"auto":bool}; {"op":"info"} (the
+// dialect, the last prompt's mode, a pending login field or question, and
+// the dialect's mode commands, which the host's set_mode follows). Session
 // options: {"dialect":"…","maxPages":N,"pager":bool}. The pattern tables
 // are data: core/dialects/*.json (see README.md).
 package main

@@ -134,7 +134,8 @@ func TestDialects(t *testing.T) {
 	})
 }
 
-// TestControl: forcing a dialect, unknown names, pager settings.
+// TestControl: forcing a dialect, unknown names, the mode commands in
+// info, pager settings.
 func TestControl(t *testing.T) {
 	sdktest.Both(t, newSession, "dialect.wasm", nil, func(t *testing.T, p sdktest.Plugin) {
 		if _, err := p.Open(1, abi.KindSSH, nil); err != nil {
@@ -146,6 +147,10 @@ func TestControl(t *testing.T) {
 		ems, err := p.Control(1, []byte(`{"op":"dialect","name":"huawei"}`))
 		if err != nil || len(ems) != 1 || string(ems[0].Data) != `{"ok":true}` {
 			t.Fatalf("dialect: %v %v", ems, err)
+		}
+		ems, err = p.Control(1, []byte(`{"op":"info"}`))
+		if err != nil || len(ems) != 1 || !strings.Contains(string(ems[0].Data), `"modes":{"config":{"user":"return"},"user":{"config":"system-view"}}`) {
+			t.Fatalf("info: the mode commands: %v %v", ems, err)
 		}
 		if _, err := p.Control(1, []byte(`{"op":"pager","maxPages":1,"auto":true}`)); err != nil {
 			t.Fatal(err)

@@ -76,9 +76,13 @@ type State struct {
 	Pages    int  `json:"pages,omitempty"`
 	LimitHit bool `json:"limitHit,omitempty"`
 
-	Awaiting bool   `json:"awaiting,omitempty"`
-	Enable   bool   `json:"enable,omitempty"`
-	Secret   bool   `json:"secret,omitempty"`
+	Awaiting bool `json:"awaiting,omitempty"`
+	Enable   bool `json:"enable,omitempty"`
+	Secret   bool `json:"secret,omitempty"`
+	// Login, Question: the device waits at a login field or a question
+	// (since the last prompt, until something is sent).
+	Login    string `json:"login,omitempty"`
+	Question string `json:"question,omitempty"`
 	OutLine  []byte `json:"outLine,omitempty"`
 	LastCR   bool   `json:"lastCR,omitempty"`
 
@@ -146,13 +150,19 @@ type Info struct {
 	Prompt    string `json:"prompt"`
 	MaxPages  int    `json:"maxPages"`
 	Auto      bool   `json:"auto"`
+	// Login (the field) or Question (its text): what the device waits
+	// for instead of a command, if anything.
+	Login    string `json:"login,omitempty"`
+	Question string `json:"question,omitempty"`
+	// Modes: the dialect's mode commands (Spec.Modes), once it is known.
+	Modes map[string]map[string]string `json:"modes,omitempty"`
 }
 
 // Info reports the dialect and the last prompt.
 func (s *Scanner) Info() Info {
 	return Info{Dialect: s.st.Dialect, Detected: s.st.Dialect != "" && !s.st.Forced, Confident: s.st.Level == levelConfident,
 		Mode: s.st.Mode, Submode: s.st.Submode, Hostname: s.st.Hostname, Prompt: s.st.Prompt,
-		MaxPages: s.st.MaxPages, Auto: s.st.Auto}
+		MaxPages: s.st.MaxPages, Auto: s.st.Auto, Login: s.st.Login, Question: s.st.Question, Modes: s.d.Modes}
 }
 
 // Export returns the scanner's state.
@@ -171,7 +181,8 @@ func (s *Scanner) Import(b []byte) error {
 			return fmt.Errorf("%w %q", ErrUnknown, st.Dialect)
 		}
 	}
-	if len(st.Line) > MaxLine || len(st.EBuf) > maxErase+16 || len(st.OutLine) > maxOutLine {
+	if len(st.Line) > MaxLine || len(st.EBuf) > maxErase+16 || len(st.OutLine) > maxOutLine ||
+		len(st.Question) > maxText || len(st.Login) > 16 {
 		return errors.New("state out of bounds")
 	}
 	s.st, s.d = st, d
@@ -245,6 +256,7 @@ func (s *Scanner) command() {
 	s.st.OutLine = s.st.OutLine[:0]
 	s.st.Enable = !s.st.Secret && isEnable(s.d, cmd)
 	s.st.Secret = false
+	s.st.Login, s.st.Question = "", ""
 	s.st.Awaiting = true
 	s.st.Pages, s.st.LimitHit = 0, false
 	s.st.ErrLines, s.st.ErrBytes = errWindowLines, errWindowBytes
@@ -643,6 +655,7 @@ func (s *Scanner) classify(tv []byte) {
 				field = "enable"
 			}
 			s.st.Classed, s.st.Secret = true, field != "username"
+			s.st.Login, s.st.Question = field, ""
 			s.event(at, map[string]any{"type": "login", "field": field}, nil)
 			return
 		}
@@ -650,7 +663,8 @@ func (s *Scanner) classify(tv []byte) {
 	for _, q := range s.d.questions {
 		if q.Match(tv) {
 			s.st.Classed = true
-			s.event(at, map[string]any{"type": "question", "text": text(bytes.TrimSpace(tv))}, nil)
+			s.st.Login, s.st.Question = "", text(bytes.TrimSpace(tv))
+			s.event(at, map[string]any{"type": "question", "text": s.st.Question}, nil)
 			return
 		}
 	}
@@ -716,6 +730,7 @@ func (s *Scanner) prompt(d *Dialect, tv []byte, at int) bool {
 		s.st.Mode, s.st.Submode, s.st.Hostname, s.st.User = pr.mode, sub, host, group(pr.user)
 		s.st.Prompt = string(bytes.TrimRight(tv, " \t"))
 		s.st.Classed, s.st.Secret, s.st.Enable = true, false, false
+		s.st.Login, s.st.Question = "", ""
 		ev := map[string]any{"type": "prompt", "dialect": d.Name, "hostname": host, "mode": pr.mode, "submode": sub, "prompt": s.st.Prompt}
 		if s.st.User != "" {
 			ev["user"] = s.st.User

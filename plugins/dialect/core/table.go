@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -68,7 +69,14 @@ type Spec struct {
 	// Enable: commands after which a password prompt asks for the enable
 	// secret (abbreviations of at least two letters count).
 	Enable []string `json:"enable"`
+	// Modes: the command that moves the device from one mode to another,
+	// by mode then target mode ({"user": {"privileged": "enable"}}); the
+	// host's set_mode goes one step at a time. Absent: no mode commands.
+	Modes map[string]map[string]string `json:"modes"`
 }
+
+// modeNames are the modes prompts report and mode commands connect.
+var modeNames = []string{"user", "privileged", "config"}
 
 type prompt struct {
 	re          *regexp.Regexp
@@ -115,6 +123,8 @@ type Dialect struct {
 	login       []login
 	errors      []errPat
 	enable      []string
+	// Modes: from mode, to mode, the command (see Spec.Modes).
+	Modes map[string]map[string]string
 }
 
 var (
@@ -199,9 +209,7 @@ func compile(sp, common *Spec) (*Dialect, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch p.Mode {
-		case "user", "privileged", "config":
-		default:
+		if !slices.Contains(modeNames, p.Mode) {
 			return nil, fmt.Errorf("prompt %q: mode %q is not user, privileged or config", p.Re, p.Mode)
 		}
 		d.prompts = append(d.prompts, prompt{re: re, mode: p.Mode, splitSub: p.SplitSub, subFromEdit: p.SubFromEdit,
@@ -244,7 +252,32 @@ func compile(sp, common *Spec) (*Dialect, error) {
 		}
 		d.errors = append(d.errors, errPat{e.Prefix, e.Contains})
 	}
+	if err := checkModes(sp.Modes); err != nil {
+		return nil, err
+	}
+	d.Modes = sp.Modes
 	return d, nil
+}
+
+// checkModes: every mode a known one, no step to the same mode, every
+// command one non-blank line.
+func checkModes(m map[string]map[string]string) error {
+	for from, tos := range m {
+		if !slices.Contains(modeNames, from) {
+			return fmt.Errorf("modes: %q is not user, privileged or config", from)
+		}
+		for to, cmd := range tos {
+			switch {
+			case !slices.Contains(modeNames, to):
+				return fmt.Errorf("modes.%s: %q is not user, privileged or config", from, to)
+			case to == from:
+				return fmt.Errorf("modes.%s.%s: a step must change the mode", from, to)
+			case strings.TrimSpace(cmd) == "" || strings.ContainsAny(cmd, "\r\n"):
+				return fmt.Errorf("modes.%s.%s: the command must be one non-blank line", from, to)
+			}
+		}
+	}
+	return nil
 }
 
 // union merges every dialect's pagers, questions, login fields and errors:
