@@ -108,7 +108,7 @@ func TestDialectDropInLive(t *testing.T) {
 	ovFile := filepath.Join(t.TempDir(), "overlay.json")
 	os.WriteFile(ovFile, ov, 0o644)
 	built := filepath.Join(t.TempDir(), "dialect.wasm")
-	if o, err := exec.Command("go", "run", "../../sdk/cmd/wasmbuild", "-overlay", ovFile, "-version", "1.0.1-acme", "-o", built, "../../plugins/dialect").CombinedOutput(); err != nil {
+	if o, err := exec.Command("go", "run", "../../sdk/cmd/wasmbuild", "-overlay", ovFile, "-version", "1.1.1-acme", "-o", built, "../../plugins/dialect").CombinedOutput(); err != nil {
 		t.Fatalf("wasmbuild: %v\n%s", err, o)
 	}
 	wasm, err := os.ReadFile(built)
@@ -119,7 +119,7 @@ func TestDialectDropInLive(t *testing.T) {
 
 	// The live session moves to the new version between two chunks.
 	deadline := time.Now().Add(60 * time.Second)
-	for !pluginServes(t, h.cs, "dialect", "1.0.1-acme") {
+	for !pluginServes(t, h.cs, "dialect", "1.1.1-acme") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the live session never moved to the new dialect plugin: %v", h.must("plugins_list", map[string]any{}))
 		}
