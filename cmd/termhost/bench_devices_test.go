@@ -8,22 +8,39 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/termhost/termhost/internal/devsim"
+	"github.com/termhost/termhost/internal/frrtest"
 )
 
+// The run_command benchmarks time one command, the whole call, on a device
+// over Telnet, and beside it, on the same device in the same run, the
+// peers' own calls: Netmiko's send_command (Debian's python3-netmiko, run
+// with /usr/bin/python3) and scrapligo's SendCommand (the program in
+// internal/peerbench/scrapli, a Go module of its own so that termhost never
+// depends on scrapligo, built here with `go build`). Every side is logged
+// in and enabled before it is timed; the peers turn paging off (`terminal
+// length 0`) as they always do, termhost answers the pager. A peer that is
+// not installed, or does not build, is logged and left out. The outputs are
+// compared line by line, trailing blanks and CRs aside.
+
 // netmikoScript times Netmiko's send_command on the same device: it
-// connects once (Netmiko turns paging off with `terminal length 0`), runs
-// the command n times and prints the milliseconds of each call and the
-// last output's line count, as JSON.
+// connects once (Netmiko turns paging off with `terminal length 0`),
+// enables with the secret, runs the command n+1 times (the first a
+// warm-up) and prints the milliseconds of each timed call, the last
+// output's line count and the output, as JSON.
 const netmikoScript = `
 import json, sys, time
 from netmiko import ConnectHandler
-host, port, user, pw, cmd, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
-c = ConnectHandler(device_type="cisco_ios_telnet", host=host, port=port, username=user, password=pw, secret=pw)
+host, port, user, pw, secret, cmd, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
+c = ConnectHandler(device_type="cisco_ios_telnet", host=host, port=port, username=user, password=pw, secret=secret)
+c.enable()
 ms, out = [], ""
 for i in range(n + 1):
     t = time.perf_counter()
@@ -31,13 +48,212 @@ for i in range(n + 1):
     if i:
         ms.append((time.perf_counter() - t) * 1000)
 c.disconnect()
-print(json.dumps({"ms": ms, "lines": out.count("\n") + 1}))
+print(json.dumps({"ms": ms, "lines": out.count("\n") + 1, "output": out}))
 `
 
-// BenchmarkRunCommandPeers: run_command of a ten-page `show logging` on the
-// simulated IOS router (the dialect answers the pager), p50/p99 per call,
-// beside Netmiko's send_command on the same device (Debian's
-// python3-netmiko, device type cisco_ios_telnet), when installed.
+// peerResult is what a peer's program prints.
+type peerResult struct {
+	MS     []float64 `json:"ms"`
+	Lines  int       `json:"lines"`
+	Output string    `json:"output"`
+}
+
+// device is what the peers need to log in and run the command.
+type device struct {
+	host, port, user, pass, secret, command string
+	scrapliPlatform                         string
+	// mask hides what may differ between two correct outputs taken at
+	// different moments (FRR's packet counters), for the output check.
+	mask *regexp.Regexp
+}
+
+var scrapliPeer = struct {
+	once      sync.Once
+	bin, fail string
+}{}
+
+// buildScrapliPeer builds internal/peerbench/scrapli once per test binary;
+// it returns "" (and logs why) when it does not build.
+func buildScrapliPeer(b *testing.B) string {
+	scrapliPeer.once.Do(func() {
+		src, err := filepath.Abs(filepath.Join("..", "..", "internal", "peerbench", "scrapli"))
+		if err != nil {
+			scrapliPeer.fail = err.Error()
+			return
+		}
+		dir, err := os.MkdirTemp("", "termhost-peerbench-")
+		if err != nil {
+			scrapliPeer.fail = err.Error()
+			return
+		}
+		bin := filepath.Join(dir, "scrapli")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			scrapliPeer.fail = fmt.Sprintf("%v\n%s", err, out)
+			return
+		}
+		scrapliPeer.bin = bin
+	})
+	if scrapliPeer.bin == "" {
+		b.Logf("scrapligo peer did not build: scrapligo not measured: %s", scrapliPeer.fail)
+	}
+	return scrapliPeer.bin
+}
+
+// runNetmiko runs netmikoScript against d n times; ok is false when
+// python3-netmiko is not installed.
+func runNetmiko(b *testing.B, d device, n int) (r peerResult, ok bool) {
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import netmiko").Run() != nil {
+		b.Log("python3-netmiko not installed: Netmiko not measured (apt-get install python3-netmiko)")
+		return r, false
+	}
+	script := filepath.Join(b.TempDir(), "netmiko_bench.py")
+	os.WriteFile(script, []byte(netmikoScript), 0o644)
+	out, err := exec.Command(py, script, d.host, d.port, d.user, d.pass, d.secret, d.command, strconv.Itoa(n)).Output()
+	if err != nil {
+		b.Fatalf("netmiko: %v\n%s%s", err, out, stderrOf(err))
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		b.Fatalf("netmiko output %q: %v", out, err)
+	}
+	return r, true
+}
+
+// runScrapli runs the scrapligo peer against d n times; ok is false when
+// it did not build.
+func runScrapli(b *testing.B, d device, n int) (r peerResult, ok bool) {
+	bin := buildScrapliPeer(b)
+	if bin == "" {
+		return r, false
+	}
+	out, err := exec.Command(bin, "-host", d.host, "-port", d.port, "-username", d.user, "-password", d.pass,
+		"-enable", d.secret, "-platform", d.scrapliPlatform, "-command", d.command, "-n", strconv.Itoa(n), "-output").Output()
+	if err != nil {
+		b.Fatalf("scrapligo: %v\n%s%s", err, out, stderrOf(err))
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		b.Fatalf("scrapligo output %q: %v", out, err)
+	}
+	return r, true
+}
+
+func stderrOf(err error) string {
+	if e, ok := err.(*exec.ExitError); ok {
+		return string(e.Stderr)
+	}
+	return ""
+}
+
+// normLines splits out into lines without trailing blanks or CRs, and
+// without empty lines at either end, masking what d.mask matches.
+func normLines(d device, out string) []string {
+	var lines []string
+	for l := range strings.SplitSeq(out, "\n") {
+		l = strings.TrimRight(l, " \t\r")
+		if d.mask != nil {
+			l = d.mask.ReplaceAllString(l, "#")
+		}
+		lines = append(lines, l)
+	}
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// reportPeer reports a peer's percentiles and line count and whether its
+// output is termhost's (same-<name> 1 or 0), logging the first difference.
+func reportPeer(b *testing.B, d device, name string, r peerResult, ours string) {
+	var lat []time.Duration
+	for _, ms := range r.MS {
+		lat = append(lat, time.Duration(ms*float64(time.Millisecond)))
+	}
+	percentiles(b, lat, "ms-"+name)
+	want, got := normLines(d, ours), normLines(d, r.Output)
+	b.ReportMetric(float64(len(got)), "lines-"+name)
+	same := 1.0
+	w, g := strings.Join(want, "\n"), strings.Join(got, "\n")
+	if cut := len(w) - len(g); w != g && cut == len(d.command) && strings.HasSuffix(w, g) {
+		// Netmiko 2.4 strips the command's echo by cutting as many
+		// characters as the command has, echoed or not.
+		b.Logf("%s's output is termhost's without its first %d characters (%q): the device did not echo the command, and %s cut its length anyway",
+			name, cut, w[:cut], name)
+		b.ReportMetric(0, "same-"+name)
+		return
+	}
+	for i := 0; i < max(len(want), len(got)); i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if w != g || i >= len(want) || i >= len(got) {
+			b.Logf("%s's output differs from termhost's at line %d of %d/%d: termhost %q, %s %q", name, i+1, len(want), len(got), w, name, g)
+			same = 0
+			break
+		}
+	}
+	b.ReportMetric(same, "same-"+name)
+}
+
+// enableSession enables a dialect session: run_command `enable` stops at
+// the password field, the host types the enable secret, and the new prompt
+// is read.
+func enableSession(b *testing.B, h *hostProc, id, cred, prompt string) {
+	r := h.must("run_command", map[string]any{"sessionId": id, "command": "enable", "timeoutMs": 10000})
+	if r["reason"] != "login" {
+		b.Fatalf("enable: %v", r)
+	}
+	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": cred, "field": "enableSecret"})
+	if r := h.must("telnet_read", map[string]any{"sessionId": id, "until": prompt, "timeoutMs": 10000}); r["reason"] != "matched" {
+		b.Fatalf("enable: %v", r)
+	}
+}
+
+// benchRunCommand times b.N run_command calls of d.command on session id
+// (after one warm-up, which must have taken at least minPages pages), then
+// the peers on the same device.
+func benchRunCommand(b *testing.B, h *hostProc, id string, d device, minPages float64) {
+	run := func() map[string]any {
+		return h.must("run_command", map[string]any{"sessionId": id, "command": d.command, "timeoutMs": 30000})
+	}
+	first := run()
+	if first["reason"] != "done" || first["pages"].(float64) < minPages {
+		b.Fatalf("run_command: %v", first)
+	}
+	ours := first["output"].(string)
+	var lat []time.Duration
+	for range b.N {
+		t0 := time.Now()
+		r := run()
+		lat = append(lat, time.Since(t0))
+		if r["reason"] != "done" {
+			b.Fatalf("run_command: %v", r["reason"])
+		}
+		ours = r["output"].(string)
+	}
+	percentiles(b, lat, "ms-run_command")
+	b.ReportMetric(float64(len(normLines(d, ours))), "lines")
+	b.ReportMetric(first["pages"].(float64), "pages")
+	if r, ok := runNetmiko(b, d, b.N); ok {
+		reportPeer(b, d, "netmiko", r, ours)
+	}
+	if r, ok := runScrapli(b, d, b.N); ok {
+		reportPeer(b, d, "scrapligo", r, ours)
+	}
+}
+
+// BenchmarkRunCommandPeers: run_command of a ten-page `show logging` (205
+// lines) on the simulated IOS router (the cisco_ios dialect answers the
+// pager), p50/p99 per call, beside Netmiko (cisco_ios_telnet) and
+// scrapligo (its cisco_iosxe platform) on the same device.
 func BenchmarkRunCommandPeers(b *testing.B) {
 	const pass = "termhost"
 	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{Personality: "cisco_ios", Username: "admin", Password: pass, NoColor: true})
@@ -48,51 +264,37 @@ func BenchmarkRunCommandPeers(b *testing.B) {
 	host, port, _ := net.SplitHostPort(dev.Addr())
 	dir := b.TempDir()
 	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"r1","host":%q,"port":%s,"username":"admin","password":%q}]}`,
-		host, port, base64.StdEncoding.EncodeToString([]byte(pass)))), 0o600)
+	b64 := base64.StdEncoding.EncodeToString([]byte(pass))
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"r1","host":%q,"port":%s,"username":"admin","password":%q,"enableSecret":%q}]}`,
+		host, port, b64, b64)), 0o600)
 	h := startHost(b, "--log-level", "warn", "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
 	id := h.must("telnet_connect", map[string]any{"credentialId": "r1", "dialect": "cisco_ios"})["sessionId"].(string)
-	run := func() map[string]any {
-		return h.must("run_command", map[string]any{"sessionId": id, "command": "show logging", "timeoutMs": 30000})
+	enableSession(b, h, id, "r1", `edge-r1#\s*$`)
+	benchRunCommand(b, h, id, device{host: host, port: port, user: "admin", pass: pass, secret: pass,
+		command: "show logging", scrapliPlatform: "cisco_iosxe"}, 9)
+}
+
+// BenchmarkRunCommandFRR: run_command of `show interface` on a real
+// FRRouting zebra's vty (internal/frrtest; root and frr needed, else
+// skipped) with the frr dialect, beside Netmiko (cisco_ios_telnet: its
+// password-only Telnet login and `enable` fit FRR's vty; Netmiko 2.4 has
+// no FRR or generic Telnet type) and scrapligo (an FRR definition in the
+// peer program: scrapligo has no FRR platform). The counters in the output
+// move between calls, so the output check masks numbers.
+func BenchmarkRunCommandFRR(b *testing.B) {
+	r := frrtest.Start(b)
+	dir := b.TempDir()
+	b64 := base64.StdEncoding.EncodeToString
+	creds := filepath.Join(dir, "credentials.json")
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"frr","host":"127.0.0.1","port":%d,"username":"unused","password":%q,"enableSecret":%q}]}`,
+		r.Port, b64([]byte(r.Password)), b64([]byte(r.EnablePassword)))), 0o600)
+	h := startHost(b, "--log-level", "warn", "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	c := h.must("telnet_connect", map[string]any{"credentialId": "frr", "dialect": "frr"})
+	if c["loggedIn"] != true {
+		b.Fatalf("login: %v", c)
 	}
-	first := run()
-	if first["reason"] != "done" || first["pages"].(float64) < 9 {
-		b.Fatalf("run_command: %v", first["reason"])
-	}
-	lines := strings.Count(first["output"].(string), "\n")
-	var lat []time.Duration
-	for range b.N {
-		t0 := time.Now()
-		r := run()
-		lat = append(lat, time.Since(t0))
-		if r["reason"] != "done" {
-			b.Fatalf("run_command: %v", r["reason"])
-		}
-	}
-	percentiles(b, lat, "ms-run_command")
-	b.ReportMetric(float64(lines), "lines")
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import netmiko").Run() != nil {
-		b.Log("python3-netmiko not installed: Netmiko not measured (apt-get install python3-netmiko)")
-		return
-	}
-	script := filepath.Join(dir, "netmiko_bench.py")
-	os.WriteFile(script, []byte(netmikoScript), 0o644)
-	out, err := exec.Command(py, script, host, port, "admin", pass, "show logging", fmt.Sprint(b.N)).Output()
-	if err != nil {
-		b.Fatalf("netmiko: %v\n%s", err, out)
-	}
-	var nm struct {
-		MS    []float64 `json:"ms"`
-		Lines int       `json:"lines"`
-	}
-	if err := json.Unmarshal(out, &nm); err != nil {
-		b.Fatalf("netmiko output %q: %v", out, err)
-	}
-	var nlat []time.Duration
-	for _, ms := range nm.MS {
-		nlat = append(nlat, time.Duration(ms*float64(time.Millisecond)))
-	}
-	percentiles(b, nlat, "ms-netmiko")
-	b.ReportMetric(float64(nm.Lines), "lines-netmiko")
+	id := c["sessionId"].(string)
+	enableSession(b, h, id, "frr", r.Hostname+`#\s*$`)
+	benchRunCommand(b, h, id, device{host: "127.0.0.1", port: strconv.Itoa(r.Port), user: "unused", pass: r.Password, secret: r.EnablePassword,
+		command: "show interface", scrapliPlatform: "frr", mask: regexp.MustCompile(`[0-9]+`)}, 0)
 }
