@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,39 +27,32 @@ import (
 // peers' own calls: Netmiko's send_command (Debian's python3-netmiko, run
 // with /usr/bin/python3) and scrapligo's SendCommand (the program in
 // internal/peerbench/scrapli, a Go module of its own so that termhost never
-// depends on scrapligo, built here with `go build`). Every side is logged
-// in and enabled before it is timed; the peers turn paging off (`terminal
-// length 0`) as they always do, termhost answers the pager. A peer that is
-// not installed, or does not build, is logged and left out. The outputs are
+// depends on scrapligo, built here with `go build`). The calls are
+// interleaved — termhost, Netmiko, scrapligo, termhost, … — so that all
+// three run under the same load. Every side is logged in and enabled
+// before it is timed; the peers turn paging off (`terminal length 0`) as
+// they always do, termhost answers the pager. A peer that is not
+// installed, or does not build, is logged and left out. The outputs are
 // compared line by line, trailing blanks and CRs aside.
 
-// netmikoScript times Netmiko's send_command on the same device: it
-// connects once (Netmiko turns paging off with `terminal length 0`),
-// enables with the secret, runs the command n+1 times (the first a
-// warm-up) and prints the milliseconds of each timed call, the last
-// output's line count and the output, as JSON.
+// netmikoScript drives Netmiko's send_command on the device: it connects
+// once (Netmiko turns paging off with `terminal length 0`), enables with
+// the secret, then runs the command once for every line read from stdin
+// and answers each with one line of JSON: the milliseconds the call took
+// and its output.
 const netmikoScript = `
 import json, sys, time
 from netmiko import ConnectHandler
-host, port, user, pw, secret, cmd, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
+host, port, user, pw, secret, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 c = ConnectHandler(device_type="cisco_ios_telnet", host=host, port=port, username=user, password=pw, secret=secret)
 c.enable()
-ms, out = [], ""
-for i in range(n + 1):
+for _ in sys.stdin:
     t = time.perf_counter()
     out = c.send_command(cmd)
-    if i:
-        ms.append((time.perf_counter() - t) * 1000)
+    ms = (time.perf_counter() - t) * 1000
+    print(json.dumps({"ms": ms, "output": out}), flush=True)
 c.disconnect()
-print(json.dumps({"ms": ms, "lines": out.count("\n") + 1, "output": out}))
 `
-
-// peerResult is what a peer's program prints.
-type peerResult struct {
-	MS     []float64 `json:"ms"`
-	Lines  int       `json:"lines"`
-	Output string    `json:"output"`
-}
 
 // device is what the peers need to log in and run the command.
 type device struct {
@@ -67,14 +63,81 @@ type device struct {
 	mask *regexp.Regexp
 }
 
+// peer is a peer's program, driven a call at a time.
+type peer struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	err  *strings.Builder
+	lat  []time.Duration
+	last string
+}
+
+// startDevicePeer starts a peer's program; it logs in when it starts.
+func startDevicePeer(b *testing.B, name string, argv ...string) *peer {
+	p := &peer{name: name, cmd: exec.Command(argv[0], argv[1:]...), err: &strings.Builder{}}
+	p.cmd.Stderr = p.err
+	in, err := p.cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	p.in, p.out = in, bufio.NewReaderSize(out, 1<<20)
+	b.Cleanup(func() { p.in.Close(); p.cmd.Process.Kill(); p.cmd.Wait() })
+	return p
+}
+
+// call runs the command once and keeps the peer's own time of the call
+// when timed.
+func (p *peer) call(b *testing.B, timed bool) {
+	if _, err := io.WriteString(p.in, "\n"); err != nil {
+		b.Fatalf("%s: %v\n%s", p.name, err, p.err)
+	}
+	line, err := p.out.ReadBytes('\n')
+	if err != nil {
+		b.Fatalf("%s: %v\n%s", p.name, err, p.err)
+	}
+	var r struct {
+		MS     float64 `json:"ms"`
+		Output string  `json:"output"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		b.Fatalf("%s answered %q: %v", p.name, line, err)
+	}
+	if timed {
+		p.lat = append(p.lat, time.Duration(r.MS*float64(time.Millisecond)))
+	}
+	p.last = r.Output
+}
+
+// startNetmiko starts netmikoScript against d, or returns nil when
+// python3-netmiko is not installed.
+func startNetmiko(b *testing.B, d device) *peer {
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import netmiko").Run() != nil {
+		b.Log("python3-netmiko not installed: Netmiko not measured (apt-get install python3-netmiko)")
+		return nil
+	}
+	script := filepath.Join(b.TempDir(), "netmiko_bench.py")
+	os.WriteFile(script, []byte(netmikoScript), 0o644)
+	return startDevicePeer(b, "netmiko", py, script, d.host, d.port, d.user, d.pass, d.secret, d.command)
+}
+
 var scrapliPeer = struct {
 	once      sync.Once
 	bin, fail string
 }{}
 
-// buildScrapliPeer builds internal/peerbench/scrapli once per test binary;
-// it returns "" (and logs why) when it does not build.
-func buildScrapliPeer(b *testing.B) string {
+// startScrapli starts the scrapligo peer against d, or returns nil (and
+// logs why) when it does not build. It is built once per test binary.
+func startScrapli(b *testing.B, d device) *peer {
 	scrapliPeer.once.Do(func() {
 		src, err := filepath.Abs(filepath.Join("..", "..", "internal", "peerbench", "scrapli"))
 		if err != nil {
@@ -96,54 +159,11 @@ func buildScrapliPeer(b *testing.B) string {
 		scrapliPeer.bin = bin
 	})
 	if scrapliPeer.bin == "" {
-		b.Logf("scrapligo peer did not build: scrapligo not measured: %s", scrapliPeer.fail)
+		b.Logf("the scrapligo peer did not build: scrapligo not measured: %s", scrapliPeer.fail)
+		return nil
 	}
-	return scrapliPeer.bin
-}
-
-// runNetmiko runs netmikoScript against d n times; ok is false when
-// python3-netmiko is not installed.
-func runNetmiko(b *testing.B, d device, n int) (r peerResult, ok bool) {
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import netmiko").Run() != nil {
-		b.Log("python3-netmiko not installed: Netmiko not measured (apt-get install python3-netmiko)")
-		return r, false
-	}
-	script := filepath.Join(b.TempDir(), "netmiko_bench.py")
-	os.WriteFile(script, []byte(netmikoScript), 0o644)
-	out, err := exec.Command(py, script, d.host, d.port, d.user, d.pass, d.secret, d.command, strconv.Itoa(n)).Output()
-	if err != nil {
-		b.Fatalf("netmiko: %v\n%s%s", err, out, stderrOf(err))
-	}
-	if err := json.Unmarshal(out, &r); err != nil {
-		b.Fatalf("netmiko output %q: %v", out, err)
-	}
-	return r, true
-}
-
-// runScrapli runs the scrapligo peer against d n times; ok is false when
-// it did not build.
-func runScrapli(b *testing.B, d device, n int) (r peerResult, ok bool) {
-	bin := buildScrapliPeer(b)
-	if bin == "" {
-		return r, false
-	}
-	out, err := exec.Command(bin, "-host", d.host, "-port", d.port, "-username", d.user, "-password", d.pass,
-		"-enable", d.secret, "-platform", d.scrapliPlatform, "-command", d.command, "-n", strconv.Itoa(n), "-output").Output()
-	if err != nil {
-		b.Fatalf("scrapligo: %v\n%s%s", err, out, stderrOf(err))
-	}
-	if err := json.Unmarshal(out, &r); err != nil {
-		b.Fatalf("scrapligo output %q: %v", out, err)
-	}
-	return r, true
-}
-
-func stderrOf(err error) string {
-	if e, ok := err.(*exec.ExitError); ok {
-		return string(e.Stderr)
-	}
-	return ""
+	return startDevicePeer(b, "scrapligo", scrapliPeer.bin, "-host", d.host, "-port", d.port, "-username", d.user, "-password", d.pass,
+		"-enable", d.secret, "-platform", d.scrapliPlatform, "-command", d.command)
 }
 
 // normLines splits out into lines without trailing blanks or CRs, and
@@ -168,39 +188,39 @@ func normLines(d device, out string) []string {
 
 // reportPeer reports a peer's percentiles and line count and whether its
 // output is termhost's (same-<name> 1 or 0), logging the first difference.
-func reportPeer(b *testing.B, d device, name string, r peerResult, ours string) {
-	var lat []time.Duration
-	for _, ms := range r.MS {
-		lat = append(lat, time.Duration(ms*float64(time.Millisecond)))
-	}
-	percentiles(b, lat, "ms-"+name)
-	want, got := normLines(d, ours), normLines(d, r.Output)
+func reportPeer(b *testing.B, d device, p *peer, ours string) {
+	name := p.name
+	percentiles(b, p.lat, "ms-"+name)
+	want, got := normLines(d, ours), normLines(d, p.last)
 	b.ReportMetric(float64(len(got)), "lines-"+name)
-	same := 1.0
-	w, g := strings.Join(want, "\n"), strings.Join(got, "\n")
-	if cut := len(w) - len(g); w != g && cut == len(d.command) && strings.HasSuffix(w, g) {
-		// Netmiko 2.4 strips the command's echo by cutting as many
-		// characters as the command has, echoed or not.
-		b.Logf("%s's output is termhost's without its first %d characters (%q): the device did not echo the command, and %s cut its length anyway",
-			name, cut, w[:cut], name)
-		b.ReportMetric(0, "same-"+name)
+	ok := slices.Equal(want, got)
+	b.ReportMetric(map[bool]float64{true: 1}[ok], "same-"+name)
+	if ok {
 		return
 	}
-	for i := 0; i < max(len(want), len(got)); i++ {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if w != g || i >= len(want) || i >= len(got) {
-			b.Logf("%s's output differs from termhost's at line %d of %d/%d: termhost %q, %s %q", name, i+1, len(want), len(got), w, name, g)
-			same = 0
-			break
+	w, g := strings.Join(want, "\n"), strings.Join(got, "\n")
+	if cut := len(w) - len(g); cut == len(d.command) && strings.HasSuffix(w, g) {
+		// Netmiko 2.4 strips the command's echo by cutting as many
+		// characters as the command has, echoed or not.
+		b.Logf("%s's output is termhost's without its first %d characters (%q): the device did not echo the command, and %s cut that many anyway",
+			name, cut, w[:cut], name)
+		return
+	}
+	for i := range max(len(want), len(got)) {
+		if i >= len(want) || i >= len(got) || want[i] != got[i] {
+			b.Logf("%s's output differs from termhost's at line %d (%d lines, %s %d): termhost %q, %s %q",
+				name, i+1, len(want), name, len(got), at(want, i), name, at(got, i))
+			return
 		}
 	}
-	b.ReportMetric(same, "same-"+name)
+}
+
+// at is lines[i], or "" past the end.
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
 }
 
 // enableSession enables a dialect session: run_command `enable` stops at
@@ -217,16 +237,26 @@ func enableSession(b *testing.B, h *hostProc, id, cred, prompt string) {
 	}
 }
 
-// benchRunCommand times b.N run_command calls of d.command on session id
-// (after one warm-up, which must have taken at least minPages pages), then
-// the peers on the same device.
+// benchRunCommand times b.N run_command calls of d.command on session id,
+// each followed by a call of each peer, after one warm-up call each (the
+// first run_command must have taken at least minPages pages).
 func benchRunCommand(b *testing.B, h *hostProc, id string, d device, minPages float64) {
 	run := func() map[string]any {
 		return h.must("run_command", map[string]any{"sessionId": id, "command": d.command, "timeoutMs": 30000})
 	}
+	var peers []*peer
+	if p := startNetmiko(b, d); p != nil {
+		peers = append(peers, p)
+	}
+	if p := startScrapli(b, d); p != nil {
+		peers = append(peers, p)
+	}
 	first := run()
 	if first["reason"] != "done" || first["pages"].(float64) < minPages {
 		b.Fatalf("run_command: %v", first)
+	}
+	for _, p := range peers {
+		p.call(b, false)
 	}
 	ours := first["output"].(string)
 	var lat []time.Duration
@@ -238,15 +268,15 @@ func benchRunCommand(b *testing.B, h *hostProc, id string, d device, minPages fl
 			b.Fatalf("run_command: %v", r["reason"])
 		}
 		ours = r["output"].(string)
+		for _, p := range peers {
+			p.call(b, true)
+		}
 	}
 	percentiles(b, lat, "ms-run_command")
 	b.ReportMetric(float64(len(normLines(d, ours))), "lines")
 	b.ReportMetric(first["pages"].(float64), "pages")
-	if r, ok := runNetmiko(b, d, b.N); ok {
-		reportPeer(b, d, "netmiko", r, ours)
-	}
-	if r, ok := runScrapli(b, d, b.N); ok {
-		reportPeer(b, d, "scrapligo", r, ours)
+	for _, p := range peers {
+		reportPeer(b, d, p, ours)
 	}
 }
 

@@ -4,17 +4,18 @@
 // scrapligo.
 //
 // It opens the device once (scrapligo logs in, acquires privilege-exec and
-// turns paging off), runs the command n+1 times, the first as a warm-up,
-// and prints as JSON the milliseconds of each timed call, the line count of
-// the last output and, with -output, that output.
+// turns paging off), then runs the command once for every line read from
+// stdin and answers each with one line of JSON: the milliseconds the
+// SendCommand call took and its output. The benchmark drives it a call at a
+// time, interleaved with termhost's and Netmiko's calls.
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/scrapli/scrapligo/driver/network"
@@ -31,9 +32,7 @@ func main() {
 	pass := flag.String("password", "", "login password")
 	secondary := flag.String("enable", "", "enable password (default: the login password)")
 	command := flag.String("command", "show version", "the command to time")
-	n := flag.Int("n", 10, "timed calls (after one warm-up)")
 	plat := flag.String("platform", "cisco_iosxe", "cisco_iosxe (scrapligo's own definition) or frr (an FRR vty, defined here)")
-	withOutput := flag.Bool("output", false, "include the last output in the JSON")
 	flag.Parse()
 	if *secondary == "" {
 		*secondary = *pass
@@ -67,13 +66,9 @@ func main() {
 		fail("open: %v", err)
 	}
 	defer d.Close()
-	var res struct {
-		MS     []float64 `json:"ms"`
-		Lines  int       `json:"lines"`
-		Output *string   `json:"output,omitempty"`
-	}
-	var out string
-	for i := 0; i <= *n; i++ {
+	in := bufio.NewScanner(os.Stdin)
+	enc := json.NewEncoder(os.Stdout)
+	for in.Scan() {
 		t0 := time.Now()
 		r, err := d.SendCommand(*command)
 		took := time.Since(t0)
@@ -83,24 +78,17 @@ func main() {
 		if r.Failed != nil {
 			fail("send %q: %v", *command, r.Failed)
 		}
-		if i > 0 {
-			res.MS = append(res.MS, float64(took.Microseconds())/1000)
-		}
-		out = r.Result
+		enc.Encode(map[string]any{"ms": float64(took.Microseconds()) / 1000, "output": r.Result})
 	}
-	res.Lines = strings.Count(out, "\n") + 1
-	if *withOutput {
-		res.Output = &out
-	}
-	json.NewEncoder(os.Stdout).Encode(res)
 }
 
 // frrOptions describe an FRR vty (zebra's, over Telnet) to scrapligo's
-// network driver, which has no FRR platform of its own (cumulus_vtysh
-// expects a Linux shell first, and cisco_iosxe's on-open sends `terminal
-// width`, which FRR does not know): a password-only login, `name>` and
-// `name#` prompts (FRR ends them with a space), enable with the enable
-// password, and paging turned off on open.
+// network driver, which has no FRR platform of its own: cumulus_vtysh
+// expects a Linux shell first, and cisco_iosxe's prompt patterns end right
+// after `>` or `#` while FRR's prompts end with a space (against zebra,
+// its open never finished). So: a password-only login, `name> ` and
+// `name# ` prompts, enable with the enable password, and paging turned off
+// on open (`terminal length 0`; FRR has no `terminal width`).
 func frrOptions() []util.Option {
 	levels := map[string]*network.PrivilegeLevel{
 		"exec": {
