@@ -80,8 +80,8 @@ bench: build
 	@echo "SSH end to end against a real sshd: ssh_execute beside native x/crypto and ssh-mcp, cat into the screen, 50 connections:"
 	$(GO) test -run '^$$' -bench 'BenchmarkSSHExecute' -benchtime 200x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'BenchmarkSSHShellCat|BenchmarkSSHConnections' -benchtime 1x -timeout 30m ./cmd/termhost/
-	@echo "device dialects: run_command beside Netmiko (python3-netmiko) on the simulated router:"
-	$(GO) test -run '^$$' -bench 'BenchmarkRunCommandPeers' -benchtime 50x ./cmd/termhost/
+	@echo "device dialects: run_command beside Netmiko (python3-netmiko) and scrapligo (internal/peerbench/scrapli) on the simulated router and a real FRR zebra:"
+	$(GO) test -run '^$$' -bench 'BenchmarkRunCommand(Peers|FRR)$$' -benchtime 50x ./cmd/termhost/
 
 demo:
 	$(GO) run ./cmd/termhost demo
