@@ -61,6 +61,8 @@ type device struct {
 	// mask hides what may differ between two correct outputs taken at
 	// different moments (FRR's packet counters), for the output check.
 	mask *regexp.Regexp
+	// open opens another enabled termhost session on the device.
+	open func() string
 }
 
 // peer is a peer's program, driven a call at a time.
@@ -241,9 +243,20 @@ func enableSession(b *testing.B, h *hostProc, id, cred, prompt string) {
 // each followed by a call of each peer, after one warm-up call each (the
 // first run_command must have taken at least minPages pages).
 func benchRunCommand(b *testing.B, h *hostProc, id string, d device, minPages float64) {
-	run := func() map[string]any {
+	runOn := func(id string) map[string]any {
 		return h.must("run_command", map[string]any{"sessionId": id, "command": d.command, "timeoutMs": 30000})
 	}
+	run := func() map[string]any { return runOn(id) }
+	// A second session with paging turned off, as the peers do: the same
+	// command without the pager's round trips.
+	var unpaged string
+	if minPages > 0 {
+		unpaged = d.open()
+		if r := h.must("run_command", map[string]any{"sessionId": unpaged, "command": "terminal length 0", "timeoutMs": 30000}); r["reason"] != "done" {
+			b.Fatalf("terminal length 0: %v", r)
+		}
+	}
+	var latUnpaged []time.Duration
 	var peers []*peer
 	if p := startNetmiko(b, d); p != nil {
 		peers = append(peers, p)
@@ -268,11 +281,22 @@ func benchRunCommand(b *testing.B, h *hostProc, id string, d device, minPages fl
 			b.Fatalf("run_command: %v", r["reason"])
 		}
 		ours = r["output"].(string)
+		if unpaged != "" {
+			t0 := time.Now()
+			r := runOn(unpaged)
+			latUnpaged = append(latUnpaged, time.Since(t0))
+			if r["reason"] != "done" || r["pages"].(float64) != 0 || !slices.Equal(normLines(d, r["output"].(string)), normLines(d, ours)) {
+				b.Fatalf("run_command without paging: %v pages, reason %v, same output %v", r["pages"], r["reason"], r["output"] == ours)
+			}
+		}
 		for _, p := range peers {
 			p.call(b, true)
 		}
 	}
 	percentiles(b, lat, "ms-run_command")
+	if unpaged != "" {
+		percentiles(b, latUnpaged, "ms-run_command-unpaged")
+	}
 	b.ReportMetric(float64(len(normLines(d, ours))), "lines")
 	b.ReportMetric(first["pages"].(float64), "pages")
 	for _, p := range peers {
@@ -285,7 +309,7 @@ func benchRunCommand(b *testing.B, h *hostProc, id string, d device, minPages fl
 // pager), p50/p99 per call, beside Netmiko (cisco_ios_telnet) and
 // scrapligo (its cisco_iosxe platform) on the same device.
 func BenchmarkRunCommandPeers(b *testing.B) {
-	const pass = "termhost"
+	const pass = "bench-Pass-4"
 	dev, err := devsim.Listen("127.0.0.1:0", devsim.Config{Personality: "cisco_ios", Username: "admin", Password: pass, NoColor: true})
 	if err != nil {
 		b.Fatal(err)
@@ -298,10 +322,13 @@ func BenchmarkRunCommandPeers(b *testing.B) {
 	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"r1","host":%q,"port":%s,"username":"admin","password":%q,"enableSecret":%q}]}`,
 		host, port, b64, b64)), 0o600)
 	h := startHost(b, "--log-level", "warn", "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
-	id := h.must("telnet_connect", map[string]any{"credentialId": "r1", "dialect": "cisco_ios"})["sessionId"].(string)
-	enableSession(b, h, id, "r1", `edge-r1#\s*$`)
-	benchRunCommand(b, h, id, device{host: host, port: port, user: "admin", pass: pass, secret: pass,
-		command: "show logging", scrapliPlatform: "cisco_iosxe"}, 9)
+	open := func() string {
+		id := h.must("telnet_connect", map[string]any{"credentialId": "r1", "dialect": "cisco_ios"})["sessionId"].(string)
+		enableSession(b, h, id, "r1", `edge-r1#\s*$`)
+		return id
+	}
+	benchRunCommand(b, h, open(), device{host: host, port: port, user: "admin", pass: pass, secret: pass,
+		command: "show logging", scrapliPlatform: "cisco_iosxe", open: open}, 9)
 }
 
 // BenchmarkRunCommandFRR: run_command of `show interface` on a real
@@ -319,12 +346,15 @@ func BenchmarkRunCommandFRR(b *testing.B) {
 	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"frr","host":"127.0.0.1","port":%d,"username":"unused","password":%q,"enableSecret":%q}]}`,
 		r.Port, b64([]byte(r.Password)), b64([]byte(r.EnablePassword)))), 0o600)
 	h := startHost(b, "--log-level", "warn", "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
-	c := h.must("telnet_connect", map[string]any{"credentialId": "frr", "dialect": "frr"})
-	if c["loggedIn"] != true {
-		b.Fatalf("login: %v", c)
+	open := func() string {
+		c := h.must("telnet_connect", map[string]any{"credentialId": "frr", "dialect": "frr"})
+		if c["loggedIn"] != true {
+			b.Fatalf("login: %v", c)
+		}
+		id := c["sessionId"].(string)
+		enableSession(b, h, id, "frr", r.Hostname+`#\s*$`)
+		return id
 	}
-	id := c["sessionId"].(string)
-	enableSession(b, h, id, "frr", r.Hostname+`#\s*$`)
-	benchRunCommand(b, h, id, device{host: "127.0.0.1", port: strconv.Itoa(r.Port), user: "unused", pass: r.Password, secret: r.EnablePassword,
-		command: "show interface", scrapliPlatform: "frr", mask: regexp.MustCompile(`[0-9]+`)}, 0)
+	benchRunCommand(b, h, open(), device{host: "127.0.0.1", port: strconv.Itoa(r.Port), user: "unused", pass: r.Password, secret: r.EnablePassword,
+		command: "show interface", scrapliPlatform: "frr", mask: regexp.MustCompile(`[0-9]+`), open: open}, 1)
 }

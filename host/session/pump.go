@@ -25,8 +25,11 @@ func (s *Session) pump() {
 		n, err := s.link.Read(buf)
 		if n > 0 {
 			s.chainSem <- struct{}{}
-			s.inbound(buf[:n])
+			reply := s.inbound(buf[:n])
 			s.unlockChain()
+			if reply != nil {
+				s.wr.writeFromPump(reply)
+			}
 		}
 		if err != nil {
 			s.end(err)

@@ -359,13 +359,27 @@ func (s *Session) lockChain(ctxDone <-chan struct{}, timeout time.Duration) erro
 
 func (s *Session) unlockChain() { <-s.chainSem }
 
-// inbound walks one chunk from the peer. Called with the chain locked.
-func (s *Session) inbound(p []byte) {
+// inbound walks one chunk from the peer. Called with the chain locked; it
+// returns the replies the plugins made when their place in the order of
+// writes is kept for the caller to write (writeFromPump) after unlocking.
+func (s *Session) inbound(p []byte) *batch {
 	w := &s.w
 	w.reset()
 	w.stack = append(w.stack, step{i: 0, dir: abi.Inbound, data: p})
 	w.run()
-	s.submit(w.commit(false))
+	b := w.commit(false)
+	if b == nil {
+		return nil
+	}
+	inline, err := s.wr.reserve(b)
+	if err != nil {
+		s.log.Warn("output to the peer dropped", "bytes", len(b.data), "err", err)
+		return nil
+	}
+	if inline {
+		return b
+	}
+	return nil
 }
 
 // asyncOut is output plugin i made outside a chunk.

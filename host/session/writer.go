@@ -191,6 +191,49 @@ func (w *writer) writeReserved(ctx context.Context, b *batch) {
 	b.finish(n, werr)
 }
 
+// pumpSlice bounds how long the pump itself writes a reply (a pager's
+// answer, an option reply) before the rest goes to the writer goroutine:
+// the pump must get back to reading a peer that does not read.
+const pumpSlice = time.Millisecond
+
+// writeFromPump writes a reply batch reserve kept for the pump: the
+// common case (a socket with room) costs one write and no hand-off; what
+// the peer does not take within pumpSlice is queued, ahead of anything
+// submitted meanwhile, for the writer goroutine.
+func (w *writer) writeFromPump(b *batch) {
+	d := w.link.(link.WriteDeadliner)
+	if time.Now().After(b.deadline) {
+		w.done(b, false)
+		b.finish(0, fmt.Errorf("%w: its turn to be written came after its deadline", ErrPeerStalled))
+		return
+	}
+	dl := time.Now().Add(pumpSlice)
+	if b.deadline.Before(dl) {
+		dl = b.deadline
+	}
+	d.SetWriteDeadline(dl)
+	n, err := w.link.Write(b.data)
+	var ne net.Error
+	if err != nil && n < len(b.data) && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)) {
+		rest := &batch{data: b.data[n:], deadline: b.deadline, done: b.done}
+		w.mu.Lock()
+		w.q = append([]*batch{rest}, w.q...)
+		w.queued += len(rest.data)
+		w.writing = false
+		w.mu.Unlock()
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	w.done(b, false)
+	if err != nil {
+		err = fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
+	}
+	b.finish(n, err)
+}
+
 func (w *writer) write(b *batch) (int, error) {
 	if time.Now().After(b.deadline) {
 		return 0, fmt.Errorf("%w: its turn to be written came after its %v deadline; nothing of it was written", ErrPeerStalled, w.timeout)
