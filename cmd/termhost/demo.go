@@ -153,6 +153,8 @@ func demo(po pluginOptions, color bool, stdout, stderr io.Writer) error {
 		{"run_command", map[string]any{"sessionId": id, "command": "show bogus"}},
 		{"run_command", map[string]any{"sessionId": id, "command": "enable"}},
 		{"send_secret", map[string]any{"sessionId": id, "credentialId": "edge-r1", "field": "enableSecret"}},
+		{"set_mode", map[string]any{"sessionId": id, "mode": "config"}},
+		{"set_mode", map[string]any{"sessionId": id, "mode": "privileged"}},
 		{"run_command", map[string]any{"sessionId": id, "command": "reload"}},
 		{"telnet_disconnect", map[string]any{"sessionId": id}},
 	} {
