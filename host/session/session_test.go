@@ -730,3 +730,34 @@ func TestOrphansAreReapedSooner(t *testing.T) {
 		t.Fatalf("another owner's session: %v", err)
 	}
 }
+
+// TestPumpRepliesToAPeerThatReadsLate: the plugins' replies, which the pump
+// writes itself when nothing is queued, reach a peer that reads only after
+// it has sent everything — whole and in order — and the pump kept reading
+// meanwhile (a pump stuck on its write would deadlock with this peer).
+func TestPumpRepliesToAPeerThatReadsLate(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{WriteTimeout: 10 * time.Second})
+	replier := &fake{name: "replier", data: func(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
+		if dir == abi.Inbound {
+			s.Emit(abi.ToPeer, bytes.Repeat(p[:3], 16<<10/3))
+		}
+		return abi.Continue, nil
+	}}
+	s, peer, _ := testKind(t, r, Spec{}, []*fake{replier}, nil)
+	var want bytes.Buffer
+	for i := range 20 {
+		chunk := fmt.Sprintf("c%02d", i)
+		peer.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := peer.Write([]byte(chunk)); err != nil {
+			t.Fatalf("the pump stopped reading at chunk %d: %v", i, err)
+		}
+		want.Write(bytes.Repeat([]byte(chunk), 16<<10/3))
+	}
+	got := readN(t, peer, want.Len())
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("the replies arrived out of order or cut (%d bytes)", len(got))
+	}
+	if res := read(t, s, WaitSpec{}); !bytes.HasPrefix(res.Data, []byte("c00c01")) || !bytes.HasSuffix(res.Data, []byte("c19")) {
+		t.Errorf("the session's output: %q", res.Data)
+	}
+}
