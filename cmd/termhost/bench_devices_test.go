@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -316,12 +315,8 @@ func BenchmarkRunCommandPeers(b *testing.B) {
 	}
 	defer dev.Close()
 	host, port, _ := net.SplitHostPort(dev.Addr())
-	dir := b.TempDir()
-	creds := filepath.Join(dir, "credentials.json")
-	b64 := base64.StdEncoding.EncodeToString([]byte(pass))
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"r1","host":%q,"port":%s,"username":"admin","password":%q,"enableSecret":%q}]}`,
-		host, port, b64, b64)), 0o600)
-	h := startHost(b, "--log-level", "warn", "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	portN, _ := strconv.Atoi(port)
+	h := startHostWithCreds(b, []devCred{{ID: "r1", Host: host, Port: portN, User: "admin", Pass: pass, Enable: pass}}, "--log-level", "warn")
 	open := func() string {
 		id := h.must("telnet_connect", map[string]any{"credentialId": "r1", "dialect": "cisco_ios"})["sessionId"].(string)
 		enableSession(b, h, id, "r1", `edge-r1#\s*$`)
@@ -340,12 +335,7 @@ func BenchmarkRunCommandPeers(b *testing.B) {
 // move between calls, so the output check masks numbers.
 func BenchmarkRunCommandFRR(b *testing.B) {
 	r := frrtest.Start(b)
-	dir := b.TempDir()
-	b64 := base64.StdEncoding.EncodeToString
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"frr","host":"127.0.0.1","port":%d,"username":"unused","password":%q,"enableSecret":%q}]}`,
-		r.Port, b64([]byte(r.Password)), b64([]byte(r.EnablePassword)))), 0o600)
-	h := startHost(b, "--log-level", "warn", "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(b, []devCred{frrCred(r)}, "--log-level", "warn")
 	open := func() string {
 		c := h.must("telnet_connect", map[string]any{"credentialId": "frr", "dialect": "frr"})
 		if c["loggedIn"] != true {

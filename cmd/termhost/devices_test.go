@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,11 +57,7 @@ func TestRunCommandWithExpect(t *testing.T) {
 func TestSendSecret(t *testing.T) {
 	needProg(t, "bash")
 	const secret = "s3cr3t-Typed-By-Host"
-	dir := t.TempDir()
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[{"id":"dev","host":"127.0.0.1","port":23,"username":"admin",`+
-		`"password":"`+base64.StdEncoding.EncodeToString([]byte(secret))+`","enableSecret":"`+base64.StdEncoding.EncodeToString([]byte("en-"+secret))+`"}]}`), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, []devCred{{ID: "dev", Port: 23, User: "admin", Pass: secret, Enable: "en-" + secret}})
 	id := h.must("launch_app", map[string]any{"command": "bash", "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
 	h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})
 	// At a normal prompt the terminal echoes: refused.
@@ -102,13 +96,7 @@ func TestSendSecret(t *testing.T) {
 func TestTelnetLoginWithCredential(t *testing.T) {
 	const pass = "Dev-Pass-4-Login"
 	_, port := startDevsim(t, devsim.Config{Username: "netops", Password: pass, NoColor: true})
-	dir := t.TempDir()
-	creds := filepath.Join(dir, "credentials.json")
-	b64 := base64.StdEncoding.EncodeToString
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[
-	 {"id":"r1","host":"127.0.0.1","port":%d,"username":"netops","password":%q},
-	 {"id":"bad","host":"127.0.0.1","port":%d,"username":"netops","password":%q}]}`, port, b64([]byte(pass)), port, b64([]byte("nope")))), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, []devCred{{ID: "r1", Port: port, User: "netops", Pass: pass}, {ID: "bad", Port: port, User: "netops", Pass: "nope"}})
 	r := h.must("telnet_connect", map[string]any{"credentialId": "r1"})
 	id, _ := r["sessionId"].(string)
 	if r["loggedIn"] != true || !strings.Contains(fmt.Sprint(r["prompt"]), "edge-r1>") {
@@ -129,19 +117,12 @@ func TestTelnetLoginWithCredential(t *testing.T) {
 // Logins with a credential on every simulated device.
 func TestTelnetLoginEveryPersonality(t *testing.T) {
 	const pass = "Per-Device-Pass-9"
-	dir := t.TempDir()
-	b64 := base64.StdEncoding.EncodeToString
-	var entries []string
-	ports := map[string]int{}
+	var creds []devCred
 	for _, p := range devsim.Personalities {
 		_, port := startDevsim(t, devsim.Config{Personality: p, Username: "admin", Password: pass, NoColor: true})
-		ports[p] = port
-		entries = append(entries, fmt.Sprintf(`{"id":%q,"host":"127.0.0.1","port":%d,"username":"admin","password":%q}`, p, port, b64([]byte(pass))),
-			fmt.Sprintf(`{"id":"bad-%s","host":"127.0.0.1","port":%d,"username":"admin","password":%q}`, p, port, b64([]byte("wrong"))))
+		creds = append(creds, devCred{ID: p, Port: port, User: "admin", Pass: pass}, devCred{ID: "bad-" + p, Port: port, User: "admin", Pass: "wrong"})
 	}
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[`+strings.Join(entries, ",")+`]}`), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, creds)
 	for _, p := range devsim.Personalities {
 		r := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": p})
 		if r.isErr || r.res["loggedIn"] != true || !strings.Contains(fmt.Sprint(r.res["prompt"]), "edge-r1") {
@@ -196,17 +177,14 @@ func deviceTour(t *testing.T, cfg devsim.Config) {
 		"juniper_junos": "request system reboot", "mikrotik_routeros": "/system reboot",
 	}
 	const pass = "Dialect-Pass-5"
-	dir := t.TempDir()
-	var entries []string
+	var creds []devCred
 	for _, p := range devsim.Personalities {
 		c := cfg
 		c.Personality, c.Password = p, pass
 		_, port := startDevsim(t, c)
-		entries = append(entries, fmt.Sprintf(`{"id":%q,"host":"127.0.0.1","port":%d,"username":"admin","password":%q}`, p, port, base64.StdEncoding.EncodeToString([]byte(pass))))
+		creds = append(creds, devCred{ID: p, Port: port, User: "admin", Pass: pass})
 	}
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[`+strings.Join(entries, ",")+`]}`), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, creds)
 	for _, p := range devsim.Personalities {
 		t.Run(p, func(t *testing.T) {
 			c := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": p, "dialect": "auto"})
@@ -279,11 +257,7 @@ func deviceTour(t *testing.T, cfg devsim.Config) {
 func TestRunCommandPagerBound(t *testing.T) {
 	const pass = "Endless-Pager-1"
 	_, port := startDevsim(t, devsim.Config{Username: "admin", Password: pass, NoColor: true, LogBuffer: 50_000_000})
-	dir := t.TempDir()
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"r1","host":"127.0.0.1","port":%d,"username":"admin","password":%q}]}`,
-		port, base64.StdEncoding.EncodeToString([]byte(pass)))), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, []devCred{{ID: "r1", Port: port, User: "admin", Pass: pass}})
 	id := h.must("telnet_connect", map[string]any{"credentialId": "r1", "dialect": "cisco_ios"})["sessionId"].(string)
 	r := h.call(150*time.Second, "run_command", map[string]any{"sessionId": id, "command": "show logging", "timeoutMs": 120000, "maxBytes": 1 << 20})
 	if r.isErr {

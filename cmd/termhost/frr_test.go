@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +14,7 @@ import (
 // command, and no secret in anything the client sees.
 func TestFRRouting(t *testing.T) {
 	r := frrtest.Start(t)
-	dir := t.TempDir()
-	b64 := base64.StdEncoding.EncodeToString
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"frr","host":"127.0.0.1","port":%d,"username":"unused","password":%q,"enableSecret":%q}]}`,
-		r.Port, b64([]byte(r.Password)), b64([]byte(r.EnablePassword)))), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, []devCred{frrCred(r)})
 	c := h.must("telnet_connect", map[string]any{"credentialId": "frr"})
 	id := c["sessionId"].(string)
 	if c["loggedIn"] != true || !strings.Contains(fmt.Sprint(c["prompt"]), "frr-test>") {
@@ -112,12 +104,7 @@ func TestVtyshUnderPTY(t *testing.T) {
 // commands; no secret in any result.
 func TestFRRSetMode(t *testing.T) {
 	r := frrtest.Start(t)
-	dir := t.TempDir()
-	b64 := base64.StdEncoding.EncodeToString
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"frr","host":"127.0.0.1","port":%d,"username":"unused","password":%q,"enableSecret":%q}]}`,
-		r.Port, b64([]byte(r.Password)), b64([]byte(r.EnablePassword)))), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, []devCred{frrCred(r)})
 	id := h.must("telnet_connect", map[string]any{"credentialId": "frr", "dialect": "auto"})["sessionId"]
 	up := h.must("set_mode", map[string]any{"sessionId": id, "mode": "config", "credentialId": "frr", "timeoutMs": 15000})
 	if up["reason"] != "done" || up["mode"] != "config" || up["dialect"] != "frr" || up["prompt"] != "frr-test(config)#" ||

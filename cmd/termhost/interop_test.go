@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,11 +165,7 @@ func TestInteropTelnetdLoginWithCredential(t *testing.T) {
 	for _, d := range daemons {
 		t.Run(d.name, func(t *testing.T) {
 			port := d.start(t)
-			dir := t.TempDir()
-			creds := filepath.Join(dir, "credentials.json")
-			os.WriteFile(creds, []byte(fmt.Sprintf(`{"version":"1.0","credentials":[{"id":"box","host":"127.0.0.1","port":%d,"username":%q,"password":%q}]}`,
-				port, user, base64.StdEncoding.EncodeToString([]byte(pass)))), 0o600)
-			h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+			h := startHostWithCreds(t, []devCred{{ID: "box", Port: port, User: user, Pass: pass}})
 			c := h.call(40*time.Second, "telnet_connect", map[string]any{"credentialId": "box", "dialect": "auto"})
 			if c.isErr || c.res["loggedIn"] != true {
 				t.Fatalf("login: %+v", c)

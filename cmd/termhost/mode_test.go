@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,17 +29,12 @@ func TestSetModeEveryDialect(t *testing.T) {
 		"juniper_junos": {"user", "user", []string{"configure"}, []string{"exit configuration-mode"}, "privileged"},
 		"huawei":        {"user", "user", []string{"system-view"}, []string{"return"}, "privileged"},
 	}
-	dir := t.TempDir()
-	b64 := base64.StdEncoding.EncodeToString
-	var entries []string
+	var creds []devCred
 	for _, p := range devsim.Personalities {
 		_, port := startDevsim(t, devsim.Config{Personality: p, Username: "admin", Password: pass, EnableSecret: enable, NoColor: true})
-		entries = append(entries, fmt.Sprintf(`{"id":%q,"host":"127.0.0.1","port":%d,"username":"admin","password":%q,"enableSecret":%q}`,
-			p, port, b64([]byte(pass)), b64([]byte(enable))))
+		creds = append(creds, devCred{ID: p, Port: port, User: "admin", Pass: pass, Enable: enable})
 	}
-	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[`+strings.Join(entries, ",")+`]}`), 0o600)
-	h := startHost(t, "--credentials", creds, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHostWithCreds(t, creds)
 	var seen []string
 	for _, p := range devsim.Personalities {
 		t.Run(p, func(t *testing.T) {

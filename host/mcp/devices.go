@@ -116,10 +116,7 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 	if err != nil {
 		return nil, err
 	}
-	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
-	if timeout == 0 {
-		timeout = defaultRunTimeout
-	}
+	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
 	return sess.RunCommand(ctx, session.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect})
@@ -151,10 +148,7 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 	if err != nil {
 		return nil, err
 	}
-	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
-	if timeout == 0 {
-		timeout = defaultRunTimeout
-	}
+	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
 	res, err := sess.SetMode(ctx, session.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret})
@@ -165,4 +159,12 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 		return nil, err
 	}
 	return res, nil
+}
+
+// runTimeout is a device call's timeoutMs, or the default when 0.
+func runTimeout(ms int) time.Duration {
+	if ms == 0 {
+		return defaultRunTimeout
+	}
+	return time.Duration(ms) * time.Millisecond
 }
