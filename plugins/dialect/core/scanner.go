@@ -254,7 +254,9 @@ func (s *Scanner) Outbound(p []byte) {
 func (s *Scanner) command() {
 	cmd := strings.TrimSpace(string(s.st.OutLine))
 	s.st.OutLine = s.st.OutLine[:0]
-	s.st.Enable = !s.st.Secret && isEnable(s.d, cmd)
+	// After the enable secret, a password asked again is the enable
+	// secret again (a wrong one).
+	s.st.Enable = s.st.Secret && s.st.Login == "enable" || !s.st.Secret && isEnable(s.d, cmd)
 	s.st.Secret = false
 	s.st.Login, s.st.Question = "", ""
 	s.st.Awaiting = true

@@ -356,3 +356,17 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+// A wrong enable secret: the password asked again is still the enable
+// field; a command after it resets that.
+func TestEnableAskedAgain(t *testing.T) {
+	sc := forced(t, "cisco_ios")
+	r := run(sc, []step{in("R1>"), out("enable\r"), in("enable\r\nPassword: "), out("wrong\r"), in("\r\n% Access denied\r\n\r\nPassword: ")}, nil)
+	if n := strings.Count(strings.Join(r.events, "\n"), "login field=enable"); n != 2 {
+		t.Fatalf("%d enable fields in\n%s", n, strings.Join(r.events, "\n"))
+	}
+	r = run(sc, []step{out("\r"), in("\r\nR1>"), out("telnet 10.0.0.9\r"), in("telnet 10.0.0.9\r\nPassword: ")}, nil)
+	if !hasEvent(r, "login field=password") || hasEvent(r, "login field=enable") {
+		t.Fatalf("after another command:\n%s", strings.Join(r.events, "\n"))
+	}
+}
