@@ -445,4 +445,15 @@ func TestSSHShellLinuxDialect(t *testing.T) {
 	if !strings.Contains(r["output"].(string), "not found") {
 		t.Errorf("unknown command: %v", r)
 	}
+	// The generic interrupt (telnet_send's signal ip) reaches the ssh
+	// plugin, which types ^C into the shell channel: the foreground job
+	// ends and the prompt comes back.
+	r = mustCall(t, f.cs, "run_command", map[string]any{"sessionId": id, "command": "sleep 60", "expect": "never-printed", "timeoutMs": 1000})
+	if r["reason"] != "timeout" {
+		t.Fatalf("sleep 60: %v", r)
+	}
+	mustCall(t, f.cs, "telnet_send", map[string]any{"sessionId": id, "command": "", "noNewline": true, "signal": "ip"})
+	if w := mustCall(t, f.cs, "wait_for", map[string]any{"session_id": id, "until": `\^C[\s\S]*\$\s*$`, "timeoutMs": 15000}); w["reason"] != "matched" {
+		t.Fatalf("no prompt after the interrupt: %v", w)
+	}
 }

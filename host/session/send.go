@@ -173,12 +173,6 @@ func (s *Session) Interrupt(ctx context.Context, op string) error {
 	if sig, ok := s.link.(link.Signaler); ok && op == "interrupt" {
 		return sig.Signal("interrupt")
 	}
-	if s.Kind == KindSSH && op == "interrupt" {
-		// An SSH shell's PTY channel: ^C reaches the remote terminal's
-		// line discipline, which signals the foreground job (a signal
-		// request would reach only the login shell).
-		return s.Send(ctx, []byte{0x03})
-	}
 	if err == nil {
 		err = errors.New("no plugin takes it")
 	}

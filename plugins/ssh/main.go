@@ -358,6 +358,17 @@ func (s *session) Control(out *sdk.Out, raw []byte) ([]byte, error) {
 	switch req.Op {
 	case "shell", "exec":
 		return s.open(&req)
+	case "interrupt":
+		// The generic interrupt every plugin gets: ^C into the shell's
+		// PTY channel, whose line discipline signals the foreground job
+		// (a signal request would reach only the login shell).
+		if sh == nil {
+			return nil, errors.New("interrupt: no shell channel is open")
+		}
+		if err := sh.queue([]byte{0x03}, false); err != nil {
+			return nil, err
+		}
+		return okReply, nil
 	}
 	c, err := s.channel(req.Op, req.Ch)
 	if err != nil {
@@ -392,7 +403,7 @@ func (s *session) Control(out *sdk.Out, raw []byte) ([]byte, error) {
 	case "close":
 		c.later(func(ss *ssh.Session) { ss.Close() })
 	default:
-		return nil, fmt.Errorf("unknown op %q: expected start, shell, exec, stdin, eof, signal, resize, close or disconnect", req.Op)
+		return nil, fmt.Errorf("unknown op %q: expected start, shell, exec, stdin, eof, signal, interrupt, resize, close or disconnect", req.Op)
 	}
 	return okReply, nil
 }
