@@ -171,30 +171,44 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	return h, nil
 }
 
-// trimWhenQuiet returns freed memory to the operating system once the
-// sessions have been quiet for a few seconds after activity: the heap of
-// a busy server holds garbage up to its soft limit (grown-and-copied
-// plugin memory, buffers), and an idle server should cost what it holds.
+// trimWhenQuiet compresses the raw buffer of every session quiet for a few
+// seconds (session.Registry.FreezeIdle: it thaws on its next output), and
+// returns freed memory to the operating system once the sessions have all
+// been quiet for as long after activity, or once the compressed buffers
+// released enough: the heap of a busy server holds garbage up to its soft
+// limit (grown-and-copied plugin memory, buffers), and an idle server
+// should cost what it holds.
 func (h *Host) trimWhenQuiet() {
 	defer close(h.trimDone)
-	const quiet = 3 * time.Second
+	const (
+		quiet = 3 * time.Second
+		// A busy server with idle sessions gives back what their buffers
+		// released in steps of this much, not after every session.
+		releasedEnough = 64 << 20
+	)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	var trimmed time.Time // the activity the last trim followed
+	released := 0         // by freezes since the last trim
 	for {
 		select {
 		case <-h.stopTrim:
 			return
 		case <-t.C:
 		}
+		released += h.Sessions.FreezeIdle(quiet)
 		var last time.Time
 		for _, s := range h.Sessions.List("") {
 			if a := s.LastActive(); a.After(last) {
 				last = a
 			}
 		}
-		if last.After(trimmed) && time.Since(last) > quiet {
-			trimmed = last
+		allQuiet := last.After(trimmed) && time.Since(last) > quiet
+		if allQuiet || released >= releasedEnough {
+			if allQuiet {
+				trimmed = last
+			}
+			released = 0
 			debug.FreeOSMemory()
 		}
 	}

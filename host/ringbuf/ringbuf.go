@@ -12,9 +12,23 @@
 // chunk produced while its plugins run, so a plugin's output is copied from
 // the plugin's memory straight into the ring, and readers see a chunk's
 // bytes and its events together or not at all.
+//
+// An idle buffer can be frozen: its bytes are kept deflated, in chunks
+// compressed independently, and the storage is freed (terminal output
+// compresses several times over). Reads of a frozen buffer inflate only the
+// chunks they need and leave it frozen; the next write thaws it (inflates
+// at most the buffer's maximum back into storage of the size it had).
+// Offsets, eviction and everything a reader sees are the same either way;
+// Head, Tail, End, Len, Commit and DiscardTo never inflate anything.
 package ringbuf
 
-import "sync"
+import (
+	"bytes"
+	"compress/flate"
+	"fmt"
+	"io"
+	"sync"
+)
 
 const minAlloc = 4 << 10
 
@@ -26,6 +40,18 @@ type Buffer struct {
 	head uint64 // committed: one past the newest byte readers may see
 	end  uint64 // one past the newest byte stored (staged bytes are [head, end))
 	n    int    // bytes stored, committed or staged: [end-n, end)
+
+	// Frozen (buf == nil): the bytes [zFrom, zFrom+zLen), which cover
+	// [end-n, end) (DiscardTo and Compact may narrow the stored range while
+	// frozen), deflated chunk by chunk: chunk i holds frozenChunk bytes from
+	// zFrom+i*frozenChunk and is z[zEnds[i-1]:zEnds[i]]. zCap is the
+	// storage size to thaw into.
+	z     []byte
+	zEnds []int
+	zFrom uint64
+	zLen  int
+	zCap  int
+	gen   uint64 // bumped whenever the stored bytes change (Freeze's check)
 }
 
 // New returns a buffer that holds at most max bytes (max > 0).
@@ -82,6 +108,7 @@ func (b *Buffer) DiscardTo(end uint64) {
 	drop := int(b.end - end)
 	b.end = end
 	b.n = max(b.n-drop, 0)
+	b.gen++
 }
 
 // End is the offset one past the newest byte, staged or not.
@@ -95,7 +122,9 @@ func (b *Buffer) stage(p []byte) {
 	if len(p) == 0 {
 		return
 	}
+	b.gen++
 	if len(p) >= b.max {
+		b.z, b.zEnds = nil, nil // every stored byte is replaced: nothing to thaw
 		b.end += uint64(len(p))
 		if len(b.buf) != b.max {
 			b.buf = make([]byte, b.max)
@@ -108,6 +137,7 @@ func (b *Buffer) stage(p []byte) {
 		b.n = b.max
 		return
 	}
+	b.thaw()
 	if need := b.n + len(p); need > len(b.buf) && len(b.buf) < b.max {
 		b.grow(need)
 	}
@@ -169,20 +199,32 @@ func (b *Buffer) Compact(keep uint64) {
 	defer b.mu.Unlock()
 	if tail := b.end - uint64(b.n); keep > tail {
 		b.n = int(b.end - min(keep, b.end))
+		b.gen++
+	}
+	if b.z != nil {
+		// Frozen already: it thaws into storage of exactly what it holds.
+		b.zCap = b.n
+		return
 	}
 	b.resize(b.n)
 }
 
-// Cap is the storage currently allocated.
+// Cap is the storage currently allocated: the ring's, or the compressed
+// bytes' while frozen.
 func (b *Buffer) Cap() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.buf)
+	return len(b.buf) + len(b.z)
 }
 
 // snapshot appends n stored bytes starting at offset from to dst (caller
 // holds mu and has checked the range).
 func (b *Buffer) snapshot(dst []byte, from uint64, n int) []byte {
+	if b.z != nil {
+		dst = append(dst, make([]byte, n)...)
+		b.unfreeze(from, dst[len(dst)-n:])
+		return dst
+	}
 	size := uint64(len(b.buf))
 	start := int(from % size)
 	first := b.buf[start:min(start+n, len(b.buf))]
@@ -248,4 +290,128 @@ func (b *Buffer) read(dst []byte, from, to uint64, limit int) (p []byte, next ui
 		n = limit
 	}
 	return b.snapshot(dst, from, n), from + uint64(n), evicted
+}
+
+// Frozen reports whether the stored bytes are held compressed.
+func (b *Buffer) Frozen() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.z != nil
+}
+
+// frozenChunk is how many bytes are deflated together: a read of a frozen
+// buffer inflates at most this much besides what it returns.
+const frozenChunk = 64 << 10
+
+// Freeze compresses the stored bytes and frees the ring's storage; reads
+// inflate what they need, the next write thaws the whole. It reports
+// whether it froze anything (false: empty, frozen already, or written to
+// meanwhile). The compression runs outside the lock on a copy, so writers
+// and readers wait only for that copy; if the buffer changed meanwhile, the
+// work is dropped and the buffer stays as it is.
+func (b *Buffer) Freeze() bool {
+	b.mu.Lock()
+	if b.z != nil || b.n == 0 {
+		b.mu.Unlock()
+		return false
+	}
+	gen, from, n, size := b.gen, b.end-uint64(b.n), b.n, len(b.buf)
+	raw := b.snapshot(make([]byte, 0, n), from, n)
+	b.mu.Unlock()
+
+	z, ends := deflate(raw)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.gen != gen || b.z != nil {
+		return false
+	}
+	b.z, b.zEnds, b.zFrom, b.zLen, b.zCap = z, ends, from, n, size
+	b.buf = nil
+	return true
+}
+
+// unfreeze fills d with the frozen bytes from offset from on, inflating
+// only the chunks that hold them (caller holds mu).
+func (b *Buffer) unfreeze(from uint64, d []byte) {
+	for len(d) > 0 {
+		i, off := int((from-b.zFrom)/frozenChunk), int((from-b.zFrom)%frozenChunk)
+		k := min(len(d), min(frozenChunk, b.zLen-i*frozenChunk)-off)
+		start := 0
+		if i > 0 {
+			start = b.zEnds[i-1]
+		}
+		inflate(b.z[start:b.zEnds[i]], off, d[:k])
+		d, from = d[k:], from+uint64(k)
+	}
+}
+
+// thaw restores frozen bytes into storage of the size they were frozen
+// from, inflating straight into it (caller holds mu).
+func (b *Buffer) thaw() {
+	if b.z == nil {
+		return
+	}
+	if b.n > 0 {
+		size := max(b.zCap, b.n)
+		buf := make([]byte, size)
+		tail := b.end - uint64(b.n)
+		start := int(tail % uint64(size))
+		first := buf[start:min(start+b.n, size)]
+		b.unfreeze(tail, first)
+		b.unfreeze(tail+uint64(len(first)), buf[:b.n-len(first)])
+		b.buf = buf
+	} // else DiscardTo dropped them all: storage comes back as it grows
+	b.z, b.zEnds = nil, nil
+}
+
+var (
+	writers = sync.Pool{New: func() any {
+		w, err := flate.NewWriter(nil, flate.BestSpeed)
+		if err != nil {
+			panic(err)
+		}
+		return w
+	}}
+	readers sync.Pool
+)
+
+// deflate compresses raw in frozenChunk pieces, each on its own, into one
+// slice of exactly the size they take, and says where each piece ends.
+func deflate(raw []byte) (z []byte, ends []int) {
+	var out bytes.Buffer
+	out.Grow(len(raw) / 4)
+	w := writers.Get().(*flate.Writer)
+	for p := raw; len(p) > 0; {
+		k := min(len(p), frozenChunk)
+		w.Reset(&out)
+		w.Write(p[:k]) // a bytes.Buffer does not fail
+		w.Close()
+		ends = append(ends, out.Len())
+		p = p[k:]
+	}
+	writers.Put(w)
+	// Exactly its size: this is what an idle session keeps.
+	return bytes.Clone(out.Bytes()), ends
+}
+
+// inflate decompresses z, skips its first skip bytes and fills d.
+func inflate(z []byte, skip int, d []byte) {
+	src := bytes.NewReader(z)
+	var r io.ReadCloser
+	if v := readers.Get(); v != nil {
+		r = v.(io.ReadCloser)
+		r.(flate.Resetter).Reset(src, nil)
+	} else {
+		r = flate.NewReader(src)
+	}
+	_, err := io.CopyN(io.Discard, r, int64(skip))
+	if err == nil {
+		_, err = io.ReadFull(r, d)
+	}
+	if err != nil {
+		// Only this package wrote z, with at least these bytes.
+		panic(fmt.Sprintf("ringbuf: thawing: %v", err))
+	}
+	readers.Put(r)
 }

@@ -278,6 +278,17 @@ func (r *Registry) ended(*Session) {
 	}
 }
 
+// FreezeIdle compresses the raw buffer of every session, live or ended,
+// that has been idle for longer than quiet (see Session.freezeBuffer), and
+// returns about how many bytes of storage that released: they go back to
+// the operating system with the next debug.FreeOSMemory.
+func (r *Registry) FreezeIdle(quiet time.Duration) (released int) {
+	for _, s := range r.List("") {
+		released += s.freezeBuffer(quiet)
+	}
+	return released
+}
+
 // giveBack returns the memory of discarded sessions to the operating
 // system soon (at most twice a second): a burst of sessions that
 // each received a megabyte and ended would otherwise leave the process's

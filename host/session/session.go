@@ -383,6 +383,21 @@ func (s *Session) BufferedBytes() int {
 	return s.buf.Cap() + n
 }
 
+// freezeBuffer compresses the session's raw buffer (ringbuf.Freeze) if it
+// has been idle — no input, output or read — for longer than quiet, and
+// returns about how many bytes of storage that released. Reads leave the
+// buffer compressed; the next output thaws it.
+func (s *Session) freezeBuffer(quiet time.Duration) int {
+	if time.Since(s.LastActive()) <= quiet {
+		return 0
+	}
+	before := s.buf.Cap()
+	if !s.buf.Freeze() {
+		return 0
+	}
+	return max(before-s.buf.Cap(), 0)
+}
+
 func (s *Session) setState(st State) {
 	s.mu.Lock()
 	s.state = st
