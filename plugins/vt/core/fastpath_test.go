@@ -1,0 +1,93 @@
+package core
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestStoreASCII checks the eight-bytes-at-a-time store against a byte by
+// byte reference: every byte value at every position of runs of every
+// length up to 24, over cells and text that already hold something (which
+// must survive past the run).
+func TestStoreASCII(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			for v := 0; v < 256; v++ {
+				src := make([]byte, n)
+				for i := range src {
+					src[i] = byte(0x20 + rng.IntN(0x5f))
+				}
+				src[pos] = byte(v)
+				dst := make([]cell, n)
+				text := make([]byte, n)
+				for i := range dst {
+					dst[i] = mkCell(uint32('A'+i), 7, 0)
+					text[i] = byte('a' + i)
+				}
+				wantDst := append([]cell(nil), dst...)
+				wantText := append([]byte(nil), text...)
+				want := 0
+				for want < n && src[want]-0x20 < 0x5f {
+					wantDst[want] = cell(src[want])
+					wantText[want] = src[want]
+					want++
+				}
+				got := storeASCII(dst, text, src)
+				if got != want {
+					t.Fatalf("n=%d byte %#x at %d: stored %d, want %d", n, v, pos, got, want)
+				}
+				for i := range dst {
+					if dst[i] != wantDst[i] || text[i] != wantText[i] {
+						t.Fatalf("n=%d byte %#x at %d: cell %d is %#x/%q, want %#x/%q", n, v, pos, i, dst[i], text[i], wantDst[i], wantText[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSwarNonPrintable checks the eight-byte test against the byte test for
+// every byte value in every position, among printable and random
+// neighbours: zero iff all eight are printable, and the lowest mark on the
+// first that is not.
+func TestSwarNonPrintable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for pos := 0; pos < 8; pos++ {
+		for v := 0; v < 256; v++ {
+			for trial := 0; trial < 16; trial++ {
+				var b [8]byte
+				for i := range b {
+					if trial < 8 || i < pos {
+						b[i] = byte(0x20 + rng.IntN(0x5f))
+					} else {
+						b[i] = byte(rng.IntN(256))
+					}
+				}
+				b[pos] = byte(v)
+				var x uint64
+				first := -1
+				for i := 7; i >= 0; i-- {
+					x = x<<8 | uint64(b[i])
+				}
+				for i := range b {
+					if b[i]-0x20 >= 0x5f {
+						first = i
+						break
+					}
+				}
+				m := swarNonPrintable(x)
+				if first < 0 {
+					if m != 0 {
+						t.Fatalf("% x: mask %#x for printable bytes", b, m)
+					}
+					continue
+				}
+				if bits.TrailingZeros64(m) != 8*first+7 {
+					t.Fatalf("% x: mask %#x, first non-printable at %d", b, m, first)
+				}
+			}
+		}
+	}
+}
