@@ -91,3 +91,50 @@ func TestSwarNonPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestCSIFastPath compares random control sequences fed in one Write
+// (where whole CSIs take the one-pass path) with the same bytes fed one at
+// a time (always the state machine): the whole state, parser included,
+// must be the same after every sequence, and so must the replies.
+func TestCSIFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	pieces := []string{"0", "1", "2", "5", "7", "9", "12", "38", "48", "65535", "99999", ";", ";", ";", ":", "?", ">", "=", "<", " ", "!", "$", "\"", "\x1b", "\r", "\n", "\x07", "\x18", "\x7f", "\xc3\xa9", "x", "\x1b["}
+	finals := "mHfABCDEFGJKLMPSTXZ@`abcdeghlnqrsuxt"
+	for trial := 0; trial < 3000; trial++ {
+		var b []byte
+		for range 1 + rng.IntN(6) {
+			b = append(b, "\x1b["...)
+			for range rng.IntN(12) {
+				b = append(b, pieces[rng.IntN(len(pieces))]...)
+			}
+			if rng.IntN(40) == 0 {
+				for range maxParams - 4 + rng.IntN(8) { // around maxParams
+					b = append(b, '1', ';')
+				}
+			}
+			b = append(b, finals[rng.IntN(len(finals))])
+			if rng.IntN(3) == 0 {
+				b = append(b, "ab c"...)
+			}
+		}
+		whole := New(Options{Cols: 20, Rows: 6, Scrollback: 10})
+		whole.Write(b)
+		bytewise := New(Options{Cols: 20, Rows: 6, Scrollback: 10})
+		var replies []byte
+		for i := range b {
+			bytewise.Write(b[i : i+1])
+			replies = append(replies, bytewise.Replies()...)
+		}
+		if got, want := string(whole.Replies()), string(replies); got != want {
+			t.Fatalf("%q: replies %q, byte by byte %q", b, got, want)
+		}
+		g, err1 := whole.MarshalBinary()
+		w, err2 := bytewise.MarshalBinary()
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if string(g) != string(w) {
+			t.Fatalf("%q: state differs from byte by byte:\n%s\n---\n%s", b, render(whole), render(bytewise))
+		}
+	}
+}
