@@ -178,13 +178,13 @@ func (t *Terminal) Write(b []byte) {
 					i++
 					continue
 				}
-				if c == 0x1B {
-					if n := t.csiFast(b, i); n > 0 {
-						i = n
-						continue
-					}
-				}
 				if c < 0x80 {
+					if c == 0x1B {
+						if n := t.csiFast(b, i); n > 0 {
+							i = n
+							continue
+						}
+					}
 					t.ground(c)
 					i++
 					continue
