@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/termhost/termhost/internal/wasmhost"
@@ -93,8 +94,10 @@ func benchTmux(b *testing.B, p []byte) {
 	}
 	f.Close()
 	b.SetBytes(int64(len(p) * copies))
-	for b.Loop() {
-		sock := filepath.Join(dir, "s")
+	for i := 0; b.Loop(); i++ {
+		// A socket per iteration: a new server on the socket of one still
+		// shutting down fails now and then ("server exited unexpectedly").
+		sock := filepath.Join(dir, "s"+strconv.Itoa(i))
 		out, err := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24",
 			"sh", "-c", "cat "+file+"; tmux -S "+sock+" wait-for -S done").CombinedOutput()
 		if err != nil {

@@ -1,5 +1,10 @@
 package core
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // decGraphics maps 0x5F..0x7E to the DEC special graphics (line drawing) set.
 var decGraphics = [32]rune{
 	' ', '◆', '▒', '␉', '␌', '␍', '␊', '°', '±', '␤', '␋', '┘', '┐', '┌', '└', '┼',
@@ -105,21 +110,45 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 
 // storeASCII stores the leading printable ASCII of src as default-style
 // cells in dst and bytes in text (both len(src) long) and returns how many.
-// Unrolled by four: under WebAssembly it runs twice as fast as the plain loop.
+//
+// Eight bytes at a time: one 64-bit load, one test for "all eight are
+// printable" (swarPrintable), one 64-bit store of the text and eight cell
+// stores, all in one basic block. Under WebAssembly every branch of Go's
+// code goes through the function's dispatch loop, so fewer branches per
+// byte is what makes this fast there (see docs/RATIONALE.md).
 func storeASCII(dst []cell, text, src []byte) int {
 	dst = dst[:len(src)]
 	text = text[:len(src)]
 	k := 0
-	for ; k+4 <= len(src); k += 4 {
-		s := src[k : k+4 : k+4]
-		c0, c1, c2, c3 := s[0], s[1], s[2], s[3]
-		if c0-0x20 >= 0x5f || c1-0x20 >= 0x5f || c2-0x20 >= 0x5f || c3-0x20 >= 0x5f {
-			break
+	for ; k+8 <= len(src); k += 8 {
+		x := binary.LittleEndian.Uint64(src[k : k+8 : k+8])
+		d := dst[k : k+8 : k+8]
+		tx := text[k : k+8 : k+8]
+		if bad := swarNonPrintable(x); bad != 0 {
+			// The run ends in these eight bytes: store the g before the
+			// first non-printable one, keeping the others as they were,
+			// without a branch per byte.
+			g := uint(bits.TrailingZeros64(bad)) >> 3
+			mask := uint64(1)<<(8*g) - 1
+			binary.LittleEndian.PutUint64(tx, binary.LittleEndian.Uint64(tx)&^mask|x&mask)
+			d[0] = pick(g > 0, cell(x&0xff), d[0])
+			d[1] = pick(g > 1, cell(x>>8&0xff), d[1])
+			d[2] = pick(g > 2, cell(x>>16&0xff), d[2])
+			d[3] = pick(g > 3, cell(x>>24&0xff), d[3])
+			d[4] = pick(g > 4, cell(x>>32&0xff), d[4])
+			d[5] = pick(g > 5, cell(x>>40&0xff), d[5])
+			d[6] = pick(g > 6, cell(x>>48&0xff), d[6])
+			return k + int(g)
 		}
-		d := dst[k : k+4 : k+4]
-		d[0], d[1], d[2], d[3] = cell(c0), cell(c1), cell(c2), cell(c3)
-		t := text[k : k+4 : k+4]
-		t[0], t[1], t[2], t[3] = c0, c1, c2, c3
+		binary.LittleEndian.PutUint64(tx, x)
+		d[0] = cell(x & 0xff)
+		d[1] = cell(x >> 8 & 0xff)
+		d[2] = cell(x >> 16 & 0xff)
+		d[3] = cell(x >> 24 & 0xff)
+		d[4] = cell(x >> 32 & 0xff)
+		d[5] = cell(x >> 40 & 0xff)
+		d[6] = cell(x >> 48 & 0xff)
+		d[7] = cell(x >> 56)
 	}
 	for ; k < len(src); k++ {
 		c := src[k]
@@ -130,6 +159,27 @@ func storeASCII(dst []cell, text, src []byte) int {
 		text[k] = c
 	}
 	return k
+}
+
+// swarNonPrintable returns, for the eight bytes of x, 0x80 in each byte
+// that is not printable ASCII (outside 0x20..0x7e) at or before the first
+// such byte; bytes after the first may be marked wrongly, so only "zero"
+// and the lowest set bit are meaningful. As long as every byte below it is
+// under 0x80, neither sum carries into the next byte: byte+0x60 has its
+// top bit set iff byte >= 0x20, and byte+0x01 has it clear iff byte < 0x7f.
+// A byte of 0x80 or more sets its own top bit in x.
+func swarNonPrintable(x uint64) uint64 {
+	const hi = 0x8080808080808080
+	return (x | (x + 0x0101010101010101) | ^(x + 0x6060606060606060)) & hi
+}
+
+// pick is a conditional move: a when c, else b (the compiler turns it into
+// a select, so no branch).
+func pick(c bool, a, b cell) cell {
+	if c {
+		return a
+	}
+	return b
 }
 
 // fixWide blanks the halves of wide characters that writing columns

@@ -179,6 +179,12 @@ func (t *Terminal) Write(b []byte) {
 					continue
 				}
 				if c < 0x80 {
+					if c == 0x1B {
+						if n := t.csiFast(b, i); n > 0 {
+							i = n
+							continue
+						}
+					}
 					t.ground(c)
 					i++
 					continue
@@ -191,6 +197,63 @@ func (t *Terminal) Write(b []byte) {
 		t.advance(c)
 		i++
 	}
+}
+
+// csiFast runs the control sequence starting with the ESC at b[i] in one
+// pass and returns the index after it, when it is a CSI whole in b made of
+// an optional private marker, at most maxParams decimal parameters
+// separated by ';' and a final byte: what SGR, cursor motion and erasing
+// look like. Anything else (a colon, an intermediate, a control inside,
+// the sequence cut by the end of b) returns 0 having changed nothing the
+// state machine does not reset, and the bytes go through it one by one.
+// The parameters stored are those the machine would store.
+func (t *Terminal) csiFast(b []byte, i int) int {
+	j := i + 2
+	if j >= len(b) || b[i+1] != '[' {
+		return 0
+	}
+	p := &t.p
+	var priv byte
+	if c := b[j]; c >= 0x3C && c <= 0x3F {
+		priv = c
+		j++
+	}
+	n := 0        // parameters stored
+	seen := false // a digit or ';' was seen: at least one parameter
+	v := uint32(0)
+	for ; j < len(b); j++ {
+		c := b[j]
+		if d := uint32(c) - '0'; d < 10 {
+			v = min(v*10+d, maxParamVal)
+			seen = true
+			continue
+		}
+		if c != ';' {
+			break
+		}
+		if n >= maxParams-1 {
+			return 0
+		}
+		p.params[n] = uint16(v)
+		p.top[n] = uint8(n)
+		n++
+		v = 0
+		seen = true
+	}
+	if j >= len(b) || b[j] < 0x40 || b[j] > 0x7E {
+		return 0
+	}
+	if seen {
+		p.params[n] = uint16(v)
+		p.top[n] = uint8(n)
+		n++
+	}
+	p.clearParams()
+	p.priv = priv
+	p.np, p.ntop = uint8(n), uint8(n)
+	p.st = psGround
+	t.csiDispatch(b[j])
+	return j + 1
 }
 
 // utf8Byte decodes one byte of UTF-8 text in the ground state. Invalid

@@ -65,7 +65,14 @@ func (t *Terminal) scrollUp1() {
 	}
 	// l is now the bottom row.
 	if t.blank == 0 {
-		clear(l.cells[:l.used])
+		// line.clear, without its two calls.
+		cs := l.cells[:min((l.used+7)&^7, len(l.cells))]
+		for len(cs) >= 8 {
+			d := cs[:8:8]
+			d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = 0, 0, 0, 0, 0, 0, 0, 0
+			cs = cs[8:]
+		}
+		clear(cs)
 		l.used, l.fast = 0, true
 	} else {
 		l.clear(t.blank)

@@ -222,14 +222,56 @@ func (s *scrollback) push(t *Terminal, l *line) {
 		for len(p) > 0 && p[len(p)-1] == ' ' {
 			p = p[:len(p)-1]
 		}
+		if l.wrapped {
+			h = 1
+		}
+		// The steady state of a shell printing lines, done here in one
+		// function (calls are dear under WebAssembly): the line fits in
+		// the current block, and the oldest line, if one must go, frees
+		// no block. Anything else takes the general path below.
+		head := s.head
+		off := int(head % sbBlock)
+		k := int(head/sbBlock - s.base)
+		size := uint64(1 + len(p))
+		if k < len(s.blocks) && off+int(size) <= sbBlock && head+size-s.tail <= sbMaxBytes {
+			j := -1
+			if s.n < s.max {
+				if s.n < len(s.idx) {
+					j = s.start + s.n
+					if j >= len(s.idx) {
+						j -= len(s.idx)
+					}
+					s.n++
+				}
+			} else if s.n == s.max && s.n == len(s.idx) && s.n > 0 {
+				if tail := s.pos(s.idx[s.start]); tail/sbBlock == s.base {
+					// dropOldest(1) without a block to free; the new
+					// line takes the slot of the one evicted.
+					s.tail = tail
+					j = s.start
+					s.start++
+					if s.start == len(s.idx) {
+						s.start = 0
+					}
+				}
+			}
+			if j >= 0 {
+				b := s.blocks[k]
+				b[off] = byte(h)
+				copy(b[off+1:], p)
+				s.head = head + size
+				s.idx[j] = uint32(s.head)
+				return
+			}
+		}
 	} else {
 		var text uint32
 		s.enc, text = t.encodeLine(s.enc[:0], l.cells[:l.used])
 		p = s.enc
 		h = uint64((len(p)-int(text))/runSize) << 1
-	}
-	if l.wrapped {
-		h |= 1
+		if l.wrapped {
+			h |= 1
+		}
 	}
 	s.add(h, p)
 }

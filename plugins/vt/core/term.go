@@ -68,8 +68,14 @@ type Terminal struct {
 
 	title, icon string
 
-	styles    []style
-	styleIdx  map[style]uint16
+	styles   []style
+	styleIdx map[style]uint16
+	// styleHint maps a hash of a style to the index intern last gave it:
+	// a hint checked against styles before use, so it needs no
+	// invalidation when the table is compacted or replaced, and spares
+	// the map lookup (dear under WebAssembly) for the few styles a
+	// program keeps switching between.
+	styleHint [256]uint16
 	graphemes []string
 	graphIdx  map[string]uint32
 
@@ -167,7 +173,12 @@ func (t *Terminal) intern(s style) uint16 {
 	if s.attrs&Underline == 0 {
 		s.ulStyle = 0
 	}
+	h := styleHash(s)
+	if i := t.styleHint[h]; int(i) < len(t.styles) && t.styles[i] == s {
+		return i
+	}
 	if i, ok := t.styleIdx[s]; ok {
+		t.styleHint[h] = i
 		return i
 	}
 	if len(t.styles) >= maxStyles {
@@ -182,7 +193,16 @@ func (t *Terminal) intern(s style) uint16 {
 	i := uint16(len(t.styles))
 	t.styles = append(t.styles, s)
 	t.styleIdx[s] = i
+	t.styleHint[h] = i
 	return i
+}
+
+// styleHash picks a styleHint slot for s.
+func styleHash(s style) uint8 {
+	x := uint32(s.fg)*0x9E3779B1 ^ uint32(s.bg)*0x85EBCA6B ^ uint32(s.ul)*0xC2B2AE35 ^ uint32(s.attrs)<<8 ^ uint32(s.ulStyle)
+	x ^= x >> 15
+	x *= 0x2C1B3C6D
+	return uint8(x >> 24)
 }
 
 // Size returns the screen size.
