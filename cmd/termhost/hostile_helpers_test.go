@@ -587,3 +587,26 @@ func testPlugin(t testing.TB, name, version string) []byte {
 	pluginBuilt[key] = b
 	return b
 }
+
+var (
+	baselineOnce sync.Once
+	baselinePeak int64
+)
+
+// baselinePeakMB is the peak resident size of a plain server (every
+// embedded plugin compiled, from the test run's cache) after one Telnet
+// round trip, measured once per test binary: memory bounds are set above
+// what an ordinary server already takes, so they test what a hostile input
+// adds, not what the plugins cost.
+func baselinePeakMB(t *testing.T) int64 {
+	t.Helper()
+	baselineOnce.Do(func() {
+		h := startHost(t)
+		if msg := h.roundTrip(t); msg != "" {
+			t.Fatalf("the reference server: %s", msg)
+		}
+		baselinePeak = h.peakMB()
+		h.cleanup()
+	})
+	return baselinePeak
+}
