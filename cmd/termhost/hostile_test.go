@@ -226,7 +226,7 @@ func TestHostilePluginDirFIFO(t *testing.T) {
 // big.wasm in the plugin directory, at start-up and dropped in later, is
 // rejected without the server reading it into memory.
 func TestHostilePluginDirHugeSparseFile(t *testing.T) {
-	const size = 3 << 29 // 1.5 GiB
+	const size = 3 << 29               // 1.5 GiB
 	limitMB := baselinePeakMB(t) + 100 // reading the file would add 1,500
 	dir := t.TempDir()
 	sparse := func(name string) {
