@@ -167,6 +167,10 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh, stopTrim: make(chan struct{}), trimDone: make(chan struct{})}
+	// Loading compiled every plugin and ran each in a canary instance:
+	// garbage the heap would otherwise keep until the first quiet spell
+	// after activity (about 100 MB with the embedded plugins).
+	debug.FreeOSMemory()
 	go h.trimWhenQuiet()
 	return h, nil
 }
