@@ -177,8 +177,10 @@ type plugin struct {
 type source struct {
 	origin string // "embedded" or "dir:<path>"
 	path   string // the file, for Dir sources
-	data   []byte // kept for embedded sources (fallback after a removal)
-	sha    string
+	data   []byte // while loading; dropped after (an embedded source reads its file again)
+	// embedded: the file in Config.Embedded an embedded source came from.
+	embedded string
+	sha      string
 	man    abi.Manifest
 }
 
