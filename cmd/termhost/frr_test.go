@@ -97,6 +97,15 @@ func TestVtyshUnderPTY(t *testing.T) {
 	if res["mode"] != "privileged" || res["reason"] != "done" {
 		t.Errorf("end: %v", res)
 	}
+	// set_mode works under a PTY as over Telnet.
+	res = h.must("set_mode", map[string]any{"sessionId": id, "mode": "config", "timeoutMs": 15000})
+	if res["mode"] != "config" || res["reason"] != "done" || fmt.Sprint(res["steps"]) != "[configure terminal]" {
+		t.Errorf("set_mode config: %v", res)
+	}
+	res = h.must("set_mode", map[string]any{"sessionId": id, "mode": "privileged", "timeoutMs": 15000})
+	if res["mode"] != "privileged" || res["reason"] != "done" || fmt.Sprint(res["steps"]) != "[end]" {
+		t.Errorf("set_mode privileged: %v", res)
+	}
 }
 
 // set_mode on a real FRRouting vty: user to configuration mode with the
