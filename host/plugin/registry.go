@@ -181,7 +181,7 @@ type source struct {
 	// embedded: the file in Config.Embedded an embedded source came from.
 	embedded string
 	sha      string
-	man    abi.Manifest
+	man      abi.Manifest
 }
 
 // fileEntry is what a Dir file last held, when its manifest could be read.
