@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/termhost/termhost/internal/frrtest"
 )
@@ -48,4 +49,15 @@ func startHostWithCreds(t testing.TB, creds []devCred, extra ...string) *hostPro
 // enable password.
 func frrCred(r *frrtest.Router) devCred {
 	return devCred{ID: "frr", Port: r.Port, User: "unused", Pass: r.Password, Enable: r.EnablePassword}
+}
+
+// connectDevice opens a Telnet session with credential id (the host logs
+// in) and the dialect detected, and returns its id.
+func (h *hostProc) connectDevice(t testing.TB, id string) string {
+	t.Helper()
+	c := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": id, "dialect": "auto"})
+	if c.isErr {
+		t.Fatalf("connect: %+v", c)
+	}
+	return c.res["sessionId"].(string)
 }

@@ -187,11 +187,7 @@ func deviceTour(t *testing.T, cfg devsim.Config) {
 	h := startHostWithCreds(t, creds)
 	for _, p := range devsim.Personalities {
 		t.Run(p, func(t *testing.T) {
-			c := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": p, "dialect": "auto"})
-			if c.isErr {
-				t.Fatalf("connect: %+v", c)
-			}
-			id := c.res["sessionId"].(string)
+			id := h.connectDevice(t, p)
 			r := h.must("run_command", map[string]any{"sessionId": id, "command": long[p], "timeoutMs": 20000})
 			out, _ := r["output"].(string)
 			minPages := 5.0

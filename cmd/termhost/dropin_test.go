@@ -19,21 +19,7 @@ import (
 // typed and reads CR (NUL or LF after it ignored) as the end of a line.
 func acmeDevice(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go acmeServe(c)
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).Port
+	return startPeer(t, 0, func(c net.Conn, _ <-chan struct{}) { acmeServe(c) }).port
 }
 
 func acmeServe(c net.Conn) {

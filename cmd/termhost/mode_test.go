@@ -38,11 +38,7 @@ func TestSetModeEveryDialect(t *testing.T) {
 	var seen []string
 	for _, p := range devsim.Personalities {
 		t.Run(p, func(t *testing.T) {
-			c := h.call(30*time.Second, "telnet_connect", map[string]any{"credentialId": p, "dialect": "auto"})
-			if c.isErr {
-				t.Fatalf("connect: %+v", c)
-			}
-			id := c.res["sessionId"].(string)
+			id := h.connectDevice(t, p)
 			setMode := func(mode string, cred bool) callResult {
 				args := map[string]any{"sessionId": id, "mode": mode, "timeoutMs": 15000}
 				if cred {

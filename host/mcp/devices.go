@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -78,16 +79,13 @@ func (s *Server) addDeviceTools() {
 }
 
 func (s *Server) sendSecret(ctx context.Context, _ *sdk.CallToolRequest, in secretIn) (any, error) {
-	if _, err := credID(in.CredentialID); err != nil {
+	cred, err := s.credential(in.CredentialID)
+	if err != nil {
 		return nil, err
 	}
 	sess, err := s.lookup("sessionId", in.SessionID)
 	if err != nil {
 		return nil, err
-	}
-	cred, err := s.deps.SSH.Creds.Get(in.CredentialID)
-	if err != nil {
-		return nil, invalid("credentialId", "%v", err)
 	}
 	secret, err := cred.Secret(in.Field)
 	if err != nil {
@@ -125,15 +123,9 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeIn) (any, error) {
 	var secret func(field string) ([]byte, error)
 	if in.CredentialID != "" {
-		if _, err := credID(in.CredentialID); err != nil {
-			return nil, err
-		}
-		if s.deps.SSH == nil {
-			return nil, invalid("credentialId", "no credentials are loaded in this server")
-		}
-		cred, err := s.deps.SSH.Creds.Get(in.CredentialID)
+		cred, err := s.credential(in.CredentialID)
 		if err != nil {
-			return nil, invalid("credentialId", "%v", err)
+			return nil, err
 		}
 		secret = func(field string) ([]byte, error) {
 			if field == "enable" {
@@ -167,4 +159,20 @@ func runTimeout(ms int) time.Duration {
 		return defaultRunTimeout
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// credential is the credential a device tool names, or an error on the
+// credentialId field.
+func (s *Server) credential(id string) (secrets.Credential, error) {
+	if _, err := credID(id); err != nil {
+		return secrets.Credential{}, err
+	}
+	if s.deps.SSH == nil {
+		return secrets.Credential{}, invalid("credentialId", "no credentials are loaded in this server")
+	}
+	c, err := s.deps.SSH.Creds.Get(id)
+	if err != nil {
+		return secrets.Credential{}, invalid("credentialId", "%v", err)
+	}
+	return c, nil
 }

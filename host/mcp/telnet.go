@@ -136,12 +136,9 @@ type schemaProps = map[string]*jsonschema.Schema
 func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in connectIn) (any, error) {
 	var cred *secrets.Credential
 	if in.CredentialID != "" {
-		if s.deps.SSH == nil {
-			return nil, invalid("credentialId", "no credentials are loaded in this server")
-		}
-		c, err := s.deps.SSH.Creds.Get(in.CredentialID)
+		c, err := s.credential(in.CredentialID)
 		if err != nil {
-			return nil, invalid("credentialId", "%v", err)
+			return nil, err
 		}
 		cred = &c
 		if strings.TrimSpace(in.Host) == "" {

@@ -263,6 +263,7 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 	res := RunResult{Reason: string(reason), TimeoutMs: used.Milliseconds()}
 	start, end := mark.Off, s.buf.Head()
 	var promptEv, doneEv, cmdEv *Event
+	limited := false // the pager bound was reached
 	evs := s.Events(mark.Seq)
 	for i := range evs {
 		e := &evs[i]
@@ -277,14 +278,12 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 		case "pager", "pager_limit":
 			// The dialect counts the pages of a command: a long run of
 			// pages outlives the session's event ring.
-			if n, ok := e.Fields["pages"].(float64); ok && int(n) > res.Pages {
-				res.Pages = int(n)
-			} else if e.Type == "pager" && !ok {
+			if n, ok := e.Fields["pages"].(float64); ok {
+				res.Pages = max(res.Pages, int(n))
+			} else if e.Type == "pager" {
 				res.Pages++
 			}
-			if e.Type == "pager_limit" {
-				res.Reason = "pager_limit"
-			}
+			limited = limited || e.Type == "pager_limit"
 		case "question":
 			if res.Question == "" {
 				res.Question, _ = e.Fields["text"].(string)
@@ -314,7 +313,6 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 		}
 	}
 	shell := promptEv != nil && promptEv.Fields["source"] == "shell"
-	limited := res.Reason == "pager_limit"
 	switch {
 	case res.Question != "", res.Field != "":
 	case promptEv != nil:
@@ -475,11 +473,4 @@ func dropPrompt(out, prompt string) string {
 // String describes a result for logs.
 func (r RunResult) String() string {
 	return fmt.Sprintf("%s, %d bytes, %d pages", r.Reason, len(r.Output), r.Pages)
-}
-
-// LastRx is when the newest byte of output arrived.
-func (s *Session) LastRx() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastRx
 }

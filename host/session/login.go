@@ -28,12 +28,9 @@ const loginSettle = 150 * time.Millisecond
 // dialectPromptAfter reports whether a dialect reported a prompt in an
 // event after seq.
 func (s *Session) dialectPromptAfter(seq uint64) bool {
-	for _, e := range s.Events(seq) {
-		if _, ok := e.Fields["dialect"]; ok && e.Type == "prompt" {
-			return true
-		}
-	}
-	return false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.promptAfterLocked(seq, true)
 }
 
 // ErrLogin is a login that did not succeed.

@@ -374,6 +374,13 @@ func (s *Session) LastActive() time.Time {
 	return s.lastActive
 }
 
+// LastRx is when the newest byte of output arrived.
+func (s *Session) LastRx() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastRx
+}
+
 // BufferedBytes is the memory the session's buffer (and an ended
 // session's frozen screen) holds.
 func (s *Session) BufferedBytes() int {

@@ -254,7 +254,7 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		head := s.buf.Head()
 		ended := s.state == StateTerminated || s.state == StateTerminating
 		lastRx := s.lastRx
-		prompt := spec.Prompt && s.promptAfterLocked(cur.Seq)
+		prompt := spec.Prompt && s.promptAfterLocked(cur.Seq, false)
 		seq := s.nextSeq
 		s.mu.Unlock()
 
@@ -341,9 +341,11 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 
 // promptAfterLocked says whether a prompt event came after sequence number
 // seq. Caller holds mu.
-func (s *Session) promptAfterLocked(seq uint64) bool {
+// With dialectOnly, only a dialect plugin's prompts count.
+func (s *Session) promptAfterLocked(seq uint64, dialectOnly bool) bool {
 	for i := len(s.events) - 1; i >= 0 && s.events[i].Seq > seq; i-- {
-		if s.events[i].Type == "prompt" {
+		e := &s.events[i]
+		if _, fromDialect := e.Fields["dialect"]; e.Type == "prompt" && (fromDialect || !dialectOnly) {
 			return true
 		}
 	}

@@ -374,12 +374,11 @@ func (s *Session) inbound(p []byte) *batch {
 	inline, err := s.wr.reserve(b)
 	if err != nil {
 		s.log.Warn("output to the peer dropped", "bytes", len(b.data), "err", err)
-		return nil
 	}
-	if inline {
-		return b
+	if !inline {
+		return nil // queued for the writer goroutine, or dropped
 	}
-	return nil
+	return b
 }
 
 // asyncOut is output plugin i made outside a chunk.

@@ -213,8 +213,7 @@ func (w *writer) writeFromPump(b *batch) {
 	}
 	d.SetWriteDeadline(dl)
 	n, err := w.link.Write(b.data)
-	var ne net.Error
-	if err != nil && n < len(b.data) && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)) {
+	if err != nil && n < len(b.data) && isTimeout(err) {
 		rest := &batch{data: b.data[n:], deadline: b.deadline, done: b.done}
 		w.mu.Lock()
 		w.q = append([]*batch{rest}, w.q...)
@@ -245,8 +244,7 @@ func (w *writer) write(b *batch) (int, error) {
 	if err == nil {
 		return n, nil
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+	if isTimeout(err) {
 		return n, fmt.Errorf("%w: the write timed out after %v with %d of %d bytes written", ErrPeerStalled, w.timeout, n, len(b.data))
 	}
 	return n, fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
@@ -268,4 +266,10 @@ func (w *writer) close(err error) {
 	for _, b := range q {
 		b.finish(0, err)
 	}
+}
+
+// isTimeout says whether a write failed at its deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
 }
