@@ -5,6 +5,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -141,7 +142,11 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 			Logger: cfg.Logger.With("component", "session")},
 	)
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
-		return plugins.Attach(name, kind, opts)
+		b, err := plugins.Attach(name, kind, opts)
+		if errors.Is(err, plugin.ErrUnknownPlugin) || errors.Is(err, plugin.ErrRefused) {
+			err = fmt.Errorf("%w: %w", session.ErrBadPlugin, err)
+		}
+		return b, err
 	}
 	deps := mcp.Deps{Sessions: sessions, Attach: attach, Plugins: lister{plugins}}
 	// Every session gets a screen and shells their integration when the

@@ -292,3 +292,18 @@ func TestRunCommandAfterRawSend(t *testing.T) {
 		t.Fatalf("run_command after a raw send: %v", r)
 	}
 }
+
+// An unknown dialect is the caller's mistake, said as such, with the names
+// that exist.
+func TestUnknownDialect(t *testing.T) {
+	h := startHost(t)
+	r := h.call(20*time.Second, "launch_app", map[string]any{"command": "cat", "dialect": "no_such_os"})
+	if !r.isErr || !strings.HasPrefix(r.msg, "INVALID_INPUT") || !strings.Contains(r.msg, `unknown dialect "no_such_os"`) || !strings.Contains(r.msg, "cisco_ios") {
+		t.Errorf("launch_app with an unknown dialect: %+v", r)
+	}
+	_, port := startDevsim(t, devsim.Config{NoLogin: true})
+	r = h.call(20*time.Second, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "no_such_os"})
+	if !r.isErr || !strings.Contains(r.msg, `unknown dialect "no_such_os"`) {
+		t.Errorf("telnet_connect with an unknown dialect: %+v", r)
+	}
+}

@@ -84,7 +84,8 @@ const (
 func classify(err error) kind {
 	var ae *ArgError
 	switch {
-	case errors.As(err, &ae), errors.Is(err, session.ErrInvalidName), errors.Is(err, session.ErrNameTaken), errors.As(err, new(*policy.BlockedError)):
+	case errors.As(err, &ae), errors.Is(err, session.ErrInvalidName), errors.Is(err, session.ErrNameTaken), errors.As(err, new(*policy.BlockedError)),
+		errors.Is(err, session.ErrBadPlugin):
 		return kindArg
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrExpired):
 		return kindNotFound

@@ -106,7 +106,8 @@ func (r *Registry) Attach(name string, kind abi.Kind, opts []byte) (*Binding, er
 		lastErr = err
 		var se *wasmhost.StatusError
 		if errors.As(err, &se) {
-			break // the plugin refused these options: no retry
+			// The plugin refused these options: no retry.
+			return nil, fmt.Errorf("plugin %s: open session: %w: %w", name, ErrRefused, err)
 		}
 	}
 	return nil, fmt.Errorf("plugin %s: open session: %w", name, lastErr)

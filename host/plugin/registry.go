@@ -122,6 +122,9 @@ var (
 	// ErrUnknownPlugin is wrapped by Attach's error for a name that is not
 	// loaded.
 	ErrUnknownPlugin = errors.New("unknown plugin")
+	// ErrRefused is wrapped by Attach's error when the plugin's on_open
+	// refused the session (its options: an unknown dialect, say).
+	ErrRefused = errors.New("the plugin refused the session")
 	// ErrUnavailable is wrapped when a session has no working instance (the
 	// plugin keeps failing, or is backing off).
 	ErrUnavailable = errors.New("plugin unavailable")

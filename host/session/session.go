@@ -82,8 +82,13 @@ type Binding interface {
 }
 
 // Attacher opens a session of a kind on the current version of a named
-// plugin, with JSON options.
+// plugin, with JSON options. An error that wraps ErrBadPlugin is the
+// caller's: no such plugin, or options the plugin refused.
 type Attacher func(name string, kind abi.Kind, opts []byte) (Binding, error)
+
+// ErrBadPlugin: a session asked for a plugin that does not exist, or with
+// options the plugin refused (an unknown dialect).
+var ErrBadPlugin = errors.New("bad plugin or plugin options")
 
 // Config holds per-session limits.
 type Config struct {
