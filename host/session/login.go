@@ -63,7 +63,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 		if loginFail.MatchString(text) && (sentUser || sentPass) {
 			return "", fmt.Errorf("%w: the device said %q", ErrLogin, lastLine(text))
 		}
-		prevSeq := mark.Seq
+		prev := mark
 		mark = Cursor{Off: head, Seq: s.lastSeq()}
 		switch {
 		case loginPass.MatchString(text):
@@ -93,7 +93,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			// is the last thing before the device waits. A dialect's prompt
 			// event says so at once; otherwise the line must stay last for
 			// a moment.
-			if s.dialectPromptAfter(prevSeq) {
+			if s.dialectPromptAfter(prev.Seq) {
 				return lastLine(text), nil
 			}
 			if _, _, err := s.Wait(ctx, mark, WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(loginSettle*4, max(left, time.Millisecond))}, true); err != nil {
@@ -102,7 +102,11 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			if s.buf.Head() == head {
 				return lastLine(text), nil
 			}
-			step-- // more came: not the prompt yet (the deadline still bounds this)
+			// More came: not the prompt yet. Look again at everything since
+			// the previous step, so a prompt cut by this read ("name" then
+			// "> ") is matched whole; the deadline still bounds this.
+			mark = prev
+			step--
 		}
 	}
 	return "", fmt.Errorf("%w: no prompt within %v", ErrLogin, timeout)
