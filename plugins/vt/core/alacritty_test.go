@@ -11,10 +11,8 @@ import (
 
 // alacrittyKnown lists the alacritty reference tests we fail, with the reason.
 var alacrittyKnown = map[string]string{
-	"decaln_reset":      "DECALN homes the cursor as in xterm and DEC STD 070; alacritty leaves it where it was",
-	"erase_in_line":     "EL with a pending wrap erases the last column and cancels the wrap as xterm does (and the xterm.js fixture t0055-EL expects: the same bytes, 80 columns then EL then a character, cannot pass both); alacritty keeps both",
-	"saved_cursor_alt":  "DECRC does not restore a pending wrap, as the xterm that recorded xterm.js fixture t0060-DECSC did; alacritty and current xterm (cursor.c restores do_wrap from wrap_flag) restore it, but following them fails t0060",
-	"selective_erasure": "DECSCA/DECSED protect cells as in xterm; alacritty implements neither",
+	"decaln_reset":      "DECALN homes the cursor and resets the rendition as xterm (charproc.c), kitty and DEC STD 070 do; alacritty does neither",
+	"selective_erasure": "DECSCA/DECSED protect cells as in xterm and the VT220 on; alacritty implements neither and ignores CSI ? J",
 }
 
 type alacrittyColor struct {

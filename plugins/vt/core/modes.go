@@ -97,10 +97,6 @@ func (t *Terminal) setDECMode(m int, on bool) {
 		} else if t.cur == t.alt {
 			t.switchScreen(false, false)
 			t.restoreCursor()
-			// Unlike DECRC, leaving the alternate screen keeps a pending
-			// wrap (xterm and alacritty agree).
-			s := &t.saved[0]
-			t.wrapNext = s.valid && s.wrapNext && t.x == t.cols-1
 		}
 	case 66:
 		t.appKeypad = on

@@ -180,3 +180,15 @@ func TestOracleBubbleTea(t *testing.T) {
 	s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "> cherry") }, 10*time.Second)
 	compare(t, s, s.Settle(t, 200*time.Millisecond, 10*time.Second), 80, 24, "moved")
 }
+
+// TestOracleEraseAtMargin: erasing with a wrap pending (a line that ends
+// exactly at the margin, as coloured grep and ls output does before its
+// EL) keeps the last character and the wrap, as tmux shows.
+func TestOracleEraseAtMargin(t *testing.T) {
+	need(t, "printf")
+	line := "abcdefghijklmnopqrst" // 20 columns
+	script := fmt.Sprintf(`printf '%[1]s\033[K!\r\n%[1]s\033[1K!\r\n%[1]s\033[2K!\r\n%[1]s\033[0m\033[K\r\n%[1]s\033[J!\r\ndone'; sleep 30`, line)
+	s := tmuxtest.Start(t, 20, 12, nil, "sh", "-c", script)
+	s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "done") }, 10*time.Second)
+	compare(t, s, s.Settle(t, 100*time.Millisecond, 10*time.Second), 20, 12, "erase")
+}
