@@ -125,7 +125,10 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	plugins, err := plugin.Open(ctx, plugin.Config{
+	// The plugins compile in the background, so the client's initialize
+	// and tools/list are answered at once; the first call that needs a
+	// plugin waits for it (Ready says how loading ended).
+	plugins, err := plugin.Start(ctx, plugin.Config{
 		Embedded: cfg.Plugins,
 		Dir:      cfg.PluginDir,
 		CacheDir: cfg.CacheDir,
@@ -172,12 +175,17 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh, stopTrim: make(chan struct{}), trimDone: make(chan struct{})}
-	// Loading compiled every plugin and ran each in a canary instance:
-	// garbage the heap would otherwise keep until the first quiet spell
-	// after activity (about 100 MB with the embedded plugins).
-	debug.FreeOSMemory()
 	go h.trimWhenQuiet()
 	return h, nil
+}
+
+// Ready waits for the plugins to load and returns what stopped one of the
+// embedded ones, if anything did: the server is then of no use.
+func (h *Host) Ready(ctx context.Context) error {
+	if err := h.Plugins.Wait(ctx); err != nil && !errors.Is(err, plugin.ErrClosed) {
+		return fmt.Errorf("plugins: %w", err)
+	}
+	return nil
 }
 
 // trimWhenQuiet compresses the raw buffer of every session quiet for a few
@@ -189,6 +197,22 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 // should cost what it holds.
 func (h *Host) trimWhenQuiet() {
 	defer close(h.trimDone)
+	// Loading compiled every plugin and ran each in a canary instance:
+	// garbage the heap would otherwise keep until the first quiet spell
+	// after activity (about 100 MB with the embedded plugins).
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-h.stopTrim:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := h.Plugins.Wait(ctx)
+	cancel()
+	if err == nil {
+		debug.FreeOSMemory()
+	}
 	const (
 		quiet = 3 * time.Second
 		// A busy server with idle sessions gives back what their buffers

@@ -153,6 +153,7 @@ func BenchmarkPTYSessionMemory(b *testing.B) {
 	const n = 100
 	for b.Loop() {
 		h := startHost(b, "--log-level", "warn")
+		h.pluginsLoaded()
 		time.Sleep(200 * time.Millisecond)
 		before := h.rssMB()
 		for i := 0; i < n; i++ {

@@ -290,6 +290,14 @@ func (h *hostProc) must(tool string, args any) map[string]any {
 	return r.res
 }
 
+// pluginsLoaded waits until the server has compiled its plugins (they load
+// behind the first answer): plugins_list waits for them. Memory readings
+// meant to exclude the loading come after it.
+func (h *hostProc) pluginsLoaded() {
+	h.t.Helper()
+	h.must("plugins_list", map[string]any{})
+}
+
 // connect opens a telnet session to 127.0.0.1:port and returns its id.
 func (h *hostProc) connect(port int, extra ...any) string {
 	h.t.Helper()

@@ -310,6 +310,7 @@ func TestHostilePluginFloodsUser(t *testing.T) {
 	place(t, dir, "flood.wasm", testPlugin(t, "flood", ""))
 	h := startHost(t, "--plugin-dir", dir)
 	_, port := startDevsim(t, devsim.Config{NoLogin: true, EOR: true})
+	h.pluginsLoaded()
 	before := h.rssMB()
 	id := h.connect(port, "plugins", []string{"flood"})
 

@@ -316,12 +316,24 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 			return err
 		}
 		defer h.Close()
+		// The plugins load while the client is answered; if an embedded
+		// one cannot load, the server stops with that error.
+		ctx, fail := context.WithCancelCause(ctx)
+		defer fail(nil)
+		go func() {
+			if err := h.Ready(ctx); err != nil && ctx.Err() == nil {
+				fail(err)
+			}
+		}()
 		if ln != nil {
 			log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+mcp.HTTPPath, "version", mcp.Version)
 			err = h.MCP.RunHTTP(ctx, ln, mcp.HTTPOptions{AllowRemote: o.http.allowRemote})
 		} else {
 			log.Info("serving MCP over stdio", "version", mcp.Version)
 			err = h.MCP.RunStdio(ctx)
+		}
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return cause
 		}
 		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 			return nil

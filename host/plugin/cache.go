@@ -126,7 +126,7 @@ func (r *Registry) pruneCache() {
 // back to).
 func (r *Registry) inUse() []string {
 	var shas []string
-	for _, in := range r.List() {
+	for _, in := range r.list() {
 		if in.Current {
 			shas = append(shas, in.SHA256)
 		}

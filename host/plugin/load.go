@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,20 +19,41 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/termhost/termhost/internal/wasmhost"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // Open loads the embedded plugins and those in cfg.Dir, compiles them
 // (concurrently, through the compilation cache) and starts the watcher on
 // cfg.Dir. A broken file in Dir is logged and skipped; a broken embedded
 // plugin, a Dir that is not a directory or an unusable cache is an error.
+// It is Start followed by Wait.
 func Open(ctx context.Context, cfg Config) (*Registry, error) {
+	r, err := Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Wait(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Start is Open without the wait: it finds the plugins (their manifests,
+// so Has answers at once) and returns, while they are compiled and checked
+// in the background. Attach, List and Reload wait for that; Wait says how
+// it ended. A server can so answer its client while the plugins load (a
+// few hundred milliseconds from the cache, seconds without it).
+func Start(ctx context.Context, cfg Config) (*Registry, error) {
 	cfg.defaults()
 	r := &Registry{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		done:     make(chan struct{}),
+		loaded:   make(chan struct{}),
 		tickWake: make(chan struct{}, 1),
 		plugins:  make(map[string]*plugin),
+		expected: make(map[string]bool),
 		files:    make(map[string]*fileEntry),
 		versions: make(map[*version]struct{}),
 		subs:     make(map[*subscriber]struct{}),
@@ -96,15 +118,13 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 			return fail(err)
 		}
 		for _, n := range names {
-			data, err := fs.ReadFile(cfg.Embedded, n)
+			// Only the manifest is read here; the bytes (and their sha256)
+			// are read by the load, off the path to the first answer.
+			man, err := manifestIn(cfg.Embedded, n)
 			if err != nil {
 				return fail(fmt.Errorf("embedded plugin %s: %w", n, err))
 			}
-			src, err := newSource("embedded", "", data)
-			if err != nil {
-				return fail(fmt.Errorf("embedded plugin %s: %w", n, err))
-			}
-			src.embedded = n
+			src := &source{origin: "embedded", embedded: n, man: man}
 			if p := r.plugins[src.man.Name]; p != nil {
 				return fail(fmt.Errorf("embedded plugins %s and another file both carry the name %q", n, src.man.Name))
 			}
@@ -140,8 +160,25 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 	names := make([]string, 0, len(cands))
 	for n := range cands {
 		names = append(names, n)
+		r.expected[n] = true
 	}
 	sort.Strings(names)
+	// Compiling stops early if the Registry closes meanwhile.
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancelLoad = cancel
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer cancel()
+		r.loadErr = r.load(lctx, names, cands)
+		close(r.loaded)
+	}()
+	return r, nil
+}
+
+// load compiles and publishes the candidates found by Start, then starts
+// the tick goroutine and the watcher.
+func (r *Registry) load(ctx context.Context, names []string, cands map[string][]*source) error {
 	built := make([]*version, len(names))
 	errs := make([]error, len(names))
 	var rejMu sync.Mutex
@@ -152,7 +189,18 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			// The embedded source is read (and hashed: the cache keeps its
+			// compiled code) even when a Dir file overrides it.
+			if p := r.lookup(name); p != nil && p.embedded != nil {
+				if err := r.readEmbedded(p.embedded); err != nil {
+					errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
+					return
+				}
+			}
 			for _, src := range cands[name] {
+				if ctx.Err() != nil {
+					return // closed: nothing is published
+				}
 				v, err := r.build(ctx, src, src.data)
 				if err == nil {
 					built[i] = v
@@ -173,26 +221,31 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 	for _, f := range rejected {
 		delete(r.files, f) // so the same bytes are looked at again if written again
 	}
-	if err := errors.Join(errs...); err != nil {
+	// No source needs its bytes any more: a Dir file is read again when it
+	// changes, an embedded one from the binary when it is needed again (a
+	// copy of every embedded plugin was 21 MB of heap).
+	defer func() {
+		for _, cs := range cands {
+			for _, s := range cs {
+				s.data = nil
+			}
+		}
+	}()
+	if err := errors.Join(errs...); err != nil || r.closed.Load() {
 		for _, v := range built {
 			if v != nil {
 				v.mod.Close(context.Background())
 			}
 		}
-		return fail(err)
+		if err == nil {
+			err = ErrClosed
+		}
+		return err
 	}
 	for _, v := range built {
 		if v != nil {
 			v.src.data = nil
 			r.publish(v)
-		}
-	}
-	// No source needs its bytes any more: a Dir file is read again when it
-	// changes, an embedded one from the binary when it is needed again (a
-	// copy of every embedded plugin was 21 MB of heap).
-	for _, cs := range cands {
-		for _, s := range cs {
-			s.data = nil
 		}
 	}
 	r.pruneCache()
@@ -203,12 +256,66 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		r.wg.Add(1)
 		go r.watch()
 	}
-	return r, nil
+	return nil
+}
+
+// Wait waits until the plugins Start found are loaded, and returns the
+// error that stopped an embedded one (or ErrClosed, or ctx's error).
+func (r *Registry) Wait(ctx context.Context) error {
+	select {
+	case <-r.loaded:
+		return r.loadErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ready waits for the initial load; false if the Registry is closed first.
+func (r *Registry) ready() bool {
+	select {
+	case <-r.loaded:
+		return !r.closed.Load()
+	case <-r.done:
+		return false
+	}
 }
 
 func isPluginFile(p string) bool {
 	b := filepath.Base(p)
 	return strings.HasSuffix(b, ".wasm") && !strings.HasPrefix(b, ".")
+}
+
+// manifestIn reads the manifest of the plugin file name in fsys, reading
+// only its section headers where the file allows it.
+func manifestIn(fsys fs.FS, name string) (abi.Manifest, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	if ra, ok := f.(io.ReaderAt); ok {
+		return wasmhost.ReadManifestAt(ra, st.Size())
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	return wasmhost.ReadManifest(data)
+}
+
+// readEmbedded reads an embedded source's bytes and hashes them.
+func (r *Registry) readEmbedded(src *source) error {
+	data, err := fs.ReadFile(r.cfg.Embedded, src.embedded)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	src.data, src.sha = data, hex.EncodeToString(sum[:])
+	return nil
 }
 
 func newSource(origin, path string, data []byte) (*source, error) {

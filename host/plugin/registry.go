@@ -153,12 +153,19 @@ type Registry struct {
 	cacheDir string // on-disk cache root, or ""
 	wopts    wasmhost.Options
 
-	closed   atomic.Bool
-	freeing  atomic.Bool // a return of memory to the OS is scheduled
-	done     chan struct{}
-	wg       sync.WaitGroup
-	watcher  *fsnotify.Watcher
-	tickWake chan struct{}
+	closed  atomic.Bool
+	freeing atomic.Bool // a return of memory to the OS is scheduled
+	done    chan struct{}
+	// loaded is closed when the plugins Start found are loaded (or failed
+	// to: loadErr); cancelLoad stops their compiling when the Registry
+	// closes first. expected names them meanwhile.
+	loaded     chan struct{}
+	loadErr    error
+	cancelLoad context.CancelFunc
+	expected   map[string]bool
+	wg         sync.WaitGroup
+	watcher    *fsnotify.Watcher
+	tickWake   chan struct{}
 
 	reloadMu sync.Mutex // serializes Reload: compile, canary, publish
 
@@ -208,8 +215,15 @@ func (r *Registry) current(name string) *version {
 }
 
 // Has says whether a plugin of that name is loaded (has a current
-// version).
-func (r *Registry) Has(name string) bool { return r.current(name) != nil }
+// version), or, while Start's plugins are still loading, is among them.
+func (r *Registry) Has(name string) bool {
+	select {
+	case <-r.loaded:
+		return r.current(name) != nil
+	default:
+		return r.expected[name] // written only before Start returned
+	}
+}
 
 // names lists the plugins that have a current version.
 func (r *Registry) names() []string {
@@ -228,6 +242,11 @@ func (r *Registry) names() []string {
 // List describes every loaded version: the current one of each plugin and
 // older ones still serving sessions. Sorted by name, current first.
 func (r *Registry) List() []Info {
+	r.ready()
+	return r.list()
+}
+
+func (r *Registry) list() []Info {
 	r.mu.Lock()
 	vs := make([]*version, 0, len(r.versions))
 	for v := range r.versions {
@@ -258,6 +277,7 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	close(r.done)
+	r.cancelLoad()
 	if r.watcher != nil {
 		r.watcher.Close()
 	}

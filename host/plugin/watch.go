@@ -14,7 +14,7 @@ import (
 // what the watcher does after its debounce. It returns why a file was
 // rejected; a rejected file never replaces a working version.
 func (r *Registry) Reload(file string) error {
-	if r.closed.Load() {
+	if !r.ready() {
 		return ErrClosed
 	}
 	file, err := filepath.Abs(file)

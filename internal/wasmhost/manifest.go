@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/termhost/termhost/sdk/abi"
 )
@@ -12,10 +13,16 @@ import (
 // ReadManifest returns the manifest of a plugin without compiling or running
 // it, by scanning the module's custom sections.
 func ReadManifest(wasm []byte) (abi.Manifest, error) {
-	var m abi.Manifest
-	raw, err := customSection(wasm, abi.ManifestSection)
+	return ReadManifestAt(bytes.NewReader(wasm), int64(len(wasm)))
+}
+
+// ReadManifestAt is ReadManifest on a module it reads only the section
+// headers and the manifest of (an embedded plugin is not copied or read
+// whole to learn its name).
+func ReadManifestAt(wasm io.ReaderAt, size int64) (abi.Manifest, error) {
+	raw, err := customSection(wasm, size, abi.ManifestSection)
 	if err != nil {
-		return m, err
+		return abi.Manifest{}, err
 	}
 	return parseManifest(raw)
 }
@@ -47,30 +54,54 @@ func parseManifest(raw []byte) (abi.Manifest, error) {
 	return m, nil
 }
 
-// customSection finds a custom section by name in a wasm binary.
-func customSection(wasm []byte, name string) ([]byte, error) {
-	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
+// maxManifest bounds the manifest section read.
+const maxManifest = 1 << 20
+
+// customSection finds a custom section by name in a wasm binary of the
+// given size, reading only section headers until it is found.
+func customSection(wasm io.ReaderAt, size int64, name string) ([]byte, error) {
+	var hdr [8]byte
+	if size < 8 {
 		return nil, errors.New("not a WebAssembly module (bad magic)")
 	}
-	p := wasm[8:]
-	for len(p) > 0 {
-		id := p[0]
-		size, n := uleb(p[1:])
-		if n == 0 || uint64(len(p)-1-n) < size {
+	if _, err := wasm.ReadAt(hdr[:], 0); err != nil || !bytes.Equal(hdr[:4], []byte("\x00asm")) {
+		return nil, errors.New("not a WebAssembly module (bad magic)")
+	}
+	// at reads up to n bytes at off (fewer at the end of the module).
+	at := func(off int64, n int) []byte {
+		b := make([]byte, min(int64(n), size-off))
+		k, _ := wasm.ReadAt(b, off)
+		return b[:k]
+	}
+	for off := int64(8); off < size; {
+		h := at(off, 11) // id + a section size of up to 10 bytes
+		id := h[0]
+		secSize, n := uleb(h[1:])
+		body := off + 1 + int64(n)
+		if n == 0 || secSize > uint64(size-body) {
 			return nil, errors.New("truncated WebAssembly module")
 		}
-		body := p[1+n : 1+n+int(size)]
-		p = p[1+n+int(size):]
+		off = body + int64(secSize)
 		if id != 0 {
 			continue
 		}
-		nl, m := uleb(body)
-		if m == 0 || uint64(len(body)-m) < nl {
+		nh := at(body, int(min(secSize, 10+uint64(len(name)))))
+		nl, m := uleb(nh)
+		if m == 0 || nl > secSize-uint64(m) {
 			return nil, errors.New("malformed custom section")
 		}
-		if string(body[m:m+int(nl)]) == name {
-			return body[m+int(nl):], nil
+		if nl != uint64(len(name)) || len(nh) < m+len(name) || string(nh[m:m+len(name)]) != name {
+			continue
 		}
+		payload := secSize - uint64(m) - nl
+		if payload > maxManifest {
+			return nil, fmt.Errorf("the %q section is %d bytes; at most %d", name, payload, maxManifest)
+		}
+		data := at(body+int64(m)+int64(nl), int(payload))
+		if uint64(len(data)) != payload {
+			return nil, errors.New("truncated WebAssembly module")
+		}
+		return data, nil
 	}
 	return nil, fmt.Errorf("no %q custom section: not a termhost plugin (build it with sdk/cmd/wasmbuild)", name)
 }

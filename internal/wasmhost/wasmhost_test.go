@@ -51,3 +51,22 @@ func TestCompileRejectsModulesWithoutTheABI(t *testing.T) {
 		t.Fatalf("err = %v, want a missing-export error", err)
 	}
 }
+
+// The manifest is found by reading section headers only: behind other
+// sections and other custom sections (a name section, say), and every
+// prefix of such a module is an error, never a panic or a wrong manifest.
+func TestManifestAmongSections(t *testing.T) {
+	mod := append([]byte(nil), emptyModule...)
+	mod = append(mod, 1, 4, 1, 0x60, 0, 0) // a type section: one func type () -> ()
+	mod = AppendCustomSection(mod, "name", make([]byte, 300))
+	mod = AppendCustomSection(mod, abi.ManifestSection+"x", []byte(`{"name":"wrong"}`))
+	mod = AppendCustomSection(mod, abi.ManifestSection, []byte(`{"name":"x","version":"1","kind":"dialect","abi":1}`))
+	if m, err := ReadManifest(mod); err != nil || m.Name != "x" {
+		t.Fatalf("ReadManifest = %+v, %v", m, err)
+	}
+	for n := range len(mod) {
+		if m, err := ReadManifest(mod[:n]); err == nil {
+			t.Fatalf("a %d-byte prefix of %d read as %+v", n, len(mod), m)
+		}
+	}
+}
