@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -350,6 +351,71 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 				if res.MCPSessionID != "" || res.Era != "modern" {
 					t.Fatalf("2026-07-28: MCP session %q, era %q", res.MCPSessionID, res.Era)
 				}
+			}
+		})
+	}
+}
+
+// TestStdioTypeScriptClients: the same official TypeScript clients over
+// stdio, as the MCP hosts start a server: every step of the HTTP test, a
+// program left running, then the client's own close (stdin closed, SIGTERM
+// 2 s later, SIGKILL 2 s after that). The server must exit cleanly and
+// take the program with it.
+func TestStdioTypeScriptClients(t *testing.T) {
+	dir := tsClients(t)
+	for _, c := range []struct{ script, era string }{{"legacy-stdio.mjs", eraLegacy}, {"modern-stdio.mjs", eraModern}} {
+		t.Run(c.script, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			cmd := exec.CommandContext(ctx, "node", c.script, binary, cacheDir(), pidFile)
+			cmd.Dir = dir
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			var res struct {
+				OK              bool
+				Error           string
+				ProtocolVersion string
+				Tools           int
+				HasLaunchApp    bool
+				SessionID       string
+				Updated         string
+				WaitReason      string
+				ScreenHasText   bool
+				Lingering       string
+				CloseMs         int
+				ExitCode        *int
+				Signal          string
+				SignalsSent     []string
+			}
+			if jerr := json.Unmarshal(out, &res); jerr != nil {
+				t.Fatalf("node %s: %v %v\nstdout: %s\nstderr: %s", c.script, err, jerr, out, stderr.String())
+			}
+			if !res.OK {
+				t.Fatalf("node %s failed: %s\nstderr: %s", c.script, res.Error, stderr.String())
+			}
+			if res.ProtocolVersion != c.era || !res.HasLaunchApp || res.Tools < 10 || res.SessionID == "" ||
+				res.Updated != "pty://session/"+res.SessionID+"/output" || res.WaitReason != "matched" || !res.ScreenHasText {
+				t.Fatalf("node %s: %s", c.script, out)
+			}
+			t.Logf("%s: the client's close took %d ms", c.script, res.CloseMs)
+			if res.ExitCode == nil || *res.ExitCode != 0 || res.Signal != "" {
+				t.Errorf("the server did not exit cleanly on the client's close: exit code %v, signal %q", res.ExitCode, res.Signal)
+			}
+			if len(res.SignalsSent) > 0 {
+				t.Errorf("the server did not exit when its stdin closed: the client had to send %v", res.SignalsSent)
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatalf("the lingering program never wrote its pid: %v", err)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if pid <= 0 {
+				t.Fatalf("pid file: %q", b)
+			}
+			if !waitFor(5*time.Second, func() bool { return len(alive([]int{pid})) == 0 }) {
+				t.Errorf("the program the client left running (pid %d) outlived the server", pid)
 			}
 		})
 	}

@@ -65,3 +65,25 @@ export async function main(run) {
   process.stdout.write(JSON.stringify(out) + '\n');
   process.exit(out.ok ? 0 : 1);
 }
+
+// stdioSteps is steps over stdio, then a program left running, then the
+// client's close (stdin closed, SIGTERM after 2 s, SIGKILL after 2 more):
+// out says how the server exited and how long the close took. proc is the
+// server's child_process; pidFile receives the lingering program's pid.
+export async function stdioSteps(client, subscribe, updated, out, proc, pidFile) {
+  await steps(client, subscribe, updated, out);
+  const sh = `echo $$ > '${pidFile}'; exec sleep 600`;
+  const left = text(await client.callTool({ name: 'launch_app', arguments: { command: 'sh', args: ['-c', sh] } }));
+  out.lingering = left.session_id;
+  // The client escalates with proc.kill when the server has not exited
+  // 2 s after its stdin closed: record whether it had to.
+  out.signalsSent = [];
+  const kill = proc.kill.bind(proc);
+  proc.kill = (sig) => { out.signalsSent.push(sig ?? 'SIGTERM'); return kill(sig); };
+  const started = Date.now();
+  await client.close();
+  await waitFor('the server to exit', 10000, () => proc.exitCode !== null || proc.signalCode !== null);
+  out.closeMs = Date.now() - started;
+  out.exitCode = proc.exitCode;
+  out.signal = proc.signalCode ?? '';
+}
