@@ -50,13 +50,13 @@ type Binding struct {
 // plugin name, with JSON options passed to on_open. Emissions the plugin
 // makes while opening go to the OnAsync callback, once one is set.
 func (r *Registry) Attach(name string, kind abi.Kind, opts []byte) (*Binding, error) {
-	if !r.ready() {
+	if !r.readyFor(name) {
 		return nil, ErrClosed
 	}
 	p := r.lookup(name)
 	if p == nil || p.current.Load() == nil {
-		if r.loadErr != nil {
-			return nil, fmt.Errorf("%w %q: the plugins did not load: %w", ErrUnknownPlugin, name, r.loadErr)
+		if pl := r.pending[name]; pl != nil && pl.err != nil {
+			return nil, fmt.Errorf("%w %q: it did not load: %w", ErrUnknownPlugin, name, pl.err)
 		}
 		avail := r.names()
 		list := "none"

@@ -54,6 +54,7 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 		tickWake: make(chan struct{}, 1),
 		plugins:  make(map[string]*plugin),
 		expected: make(map[string]bool),
+		pending:  make(map[string]*pendingLoad),
 		files:    make(map[string]*fileEntry),
 		versions: make(map[*version]struct{}),
 		subs:     make(map[*subscriber]struct{}),
@@ -161,8 +162,24 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 	for n := range cands {
 		names = append(names, n)
 		r.expected[n] = true
+		r.pending[n] = &pendingLoad{done: make(chan struct{})}
 	}
-	sort.Strings(names)
+	// The screen first, as every session needs it, then the big ssh plugin
+	// (started early, it does not hold up the end), then Telnet and the
+	// rest.
+	first := map[string]int{"vt": 0, "ssh": 1, "telnet": 2, "shell": 3, "dialect": 4}
+	rank := func(n string) int {
+		if r, ok := first[n]; ok {
+			return r
+		}
+		return len(first)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a, b := rank(names[i]), rank(names[j]); a != b {
+			return a < b
+		}
+		return names[i] < names[j]
+	})
 	// Compiling stops early if the Registry closes meanwhile.
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancelLoad = cancel
@@ -176,54 +193,23 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 	return r, nil
 }
 
-// load compiles and publishes the candidates found by Start, then starts
-// the tick goroutine and the watcher.
+// load compiles the candidates found by Start, most needed first, and
+// publishes each as soon as it is ready (a session that needs only it
+// waits no longer); then it starts the watcher.
 func (r *Registry) load(ctx context.Context, names []string, cands map[string][]*source) error {
-	built := make([]*version, len(names))
+	r.wg.Add(1)
+	go r.tickLoop()
 	errs := make([]error, len(names))
 	var rejMu sync.Mutex
 	var rejected []string
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			// The embedded source is read (and hashed: the cache keeps its
-			// compiled code) even when a Dir file overrides it.
-			if p := r.lookup(name); p != nil && p.embedded != nil {
-				if err := r.readEmbedded(p.embedded); err != nil {
-					errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
-					return
-				}
-			}
-			for _, src := range cands[name] {
-				if ctx.Err() != nil {
-					return // closed: nothing is published
-				}
-				v, err := r.build(ctx, src, src.data)
-				if err == nil {
-					built[i] = v
-					return
-				}
-				if src.path == "" {
-					errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
-					return
-				}
-				r.reject(src.path, err)
-				rejMu.Lock()
-				rejected = append(rejected, src.path)
-				rejMu.Unlock()
-			}
-		})
+	work := make(chan int, len(names))
+	for i := range names {
+		work <- i
 	}
-	wg.Wait()
-	for _, f := range rejected {
-		delete(r.files, f) // so the same bytes are looked at again if written again
-	}
-	// No source needs its bytes any more: a Dir file is read again when it
-	// changes, an embedded one from the binary when it is needed again (a
-	// copy of every embedded plugin was 21 MB of heap).
+	close(work)
+	// No source needs its bytes afterwards: a Dir file is read again when
+	// it changes, an embedded one from the binary when it is needed again
+	// (a copy of every embedded plugin was 21 MB of heap).
 	defer func() {
 		for _, cs := range cands {
 			for _, s := range cs {
@@ -231,27 +217,62 @@ func (r *Registry) load(ctx context.Context, names []string, cands map[string][]
 			}
 		}
 	}()
-	if err := errors.Join(errs...); err != nil || r.closed.Load() {
-		for _, v := range built {
-			if v != nil {
-				v.mod.Close(context.Background())
+	one := func(i int) {
+		name := names[i]
+		pl := r.pending[name]
+		defer close(pl.done)
+		// The embedded source is read (and hashed: the cache keeps its
+		// compiled code) even when a Dir file overrides it.
+		if p := r.lookup(name); p != nil && p.embedded != nil {
+			if err := r.readEmbedded(p.embedded); err != nil {
+				errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
+				pl.err = errs[i]
+				return
 			}
 		}
-		if err == nil {
-			err = ErrClosed
+		for _, src := range cands[name] {
+			if ctx.Err() != nil {
+				return // closed: nothing is published
+			}
+			v, err := r.build(ctx, src, src.data)
+			if err == nil {
+				src.data = nil
+				r.publish(v) // closes v instead if the Registry is closed
+				return
+			}
+			if src.path == "" {
+				errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
+				pl.err = errs[i]
+				return
+			}
+			r.reject(src.path, err)
+			rejMu.Lock()
+			rejected = append(rejected, src.path)
+			rejMu.Unlock()
 		}
+	}
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range work {
+				one(i)
+			}
+		})
+	}
+	wg.Wait()
+	r.mu.Lock()
+	for _, f := range rejected {
+		delete(r.files, f) // so the same bytes are looked at again if written again
+	}
+	r.mu.Unlock()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for _, v := range built {
-		if v != nil {
-			v.src.data = nil
-			r.publish(v)
-		}
+	if r.closed.Load() {
+		return ErrClosed
 	}
 	r.pruneCache()
 
-	r.wg.Add(1)
-	go r.tickLoop()
 	if r.watcher != nil {
 		r.wg.Add(1)
 		go r.watch()

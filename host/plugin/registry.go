@@ -163,9 +163,13 @@ type Registry struct {
 	loadErr    error
 	cancelLoad context.CancelFunc
 	expected   map[string]bool
-	wg         sync.WaitGroup
-	watcher    *fsnotify.Watcher
-	tickWake   chan struct{}
+	// pending has each name Start found; its done closes once that
+	// plugin is published or failed (err). Written only before Start
+	// returned.
+	pending  map[string]*pendingLoad
+	wg       sync.WaitGroup
+	watcher  *fsnotify.Watcher
+	tickWake chan struct{}
 
 	reloadMu sync.Mutex // serializes Reload: compile, canary, publish
 
@@ -174,6 +178,28 @@ type Registry struct {
 	files    map[string]*fileEntry // Dir files whose manifest read, by path
 	versions map[*version]struct{} // every open version (current or draining)
 	subs     map[*subscriber]struct{}
+}
+
+// pendingLoad is the initial load of one plugin name.
+type pendingLoad struct {
+	done chan struct{}
+	err  error // set before done closes
+}
+
+// readyFor waits until plugin name is loaded (or failed to), or, for a
+// name Start did not find, until every plugin is; false if the Registry
+// closes first.
+func (r *Registry) readyFor(name string) bool {
+	pl := r.pending[name]
+	if pl == nil {
+		return r.ready()
+	}
+	select {
+	case <-pl.done:
+		return !r.closed.Load()
+	case <-r.done:
+		return false
+	}
 }
 
 // plugin is one plugin name.
