@@ -311,37 +311,7 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 	srv := startHTTP(t)
 	for _, c := range []struct{ script, era string }{{"legacy.mjs", eraLegacy}, {"modern.mjs", eraModern}} {
 		t.Run(c.script, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, "node", c.script, srv.url)
-			cmd.Dir = dir
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			var res struct {
-				OK              bool
-				Error           string
-				ProtocolVersion string
-				Era             string
-				MCPSessionID    string
-				Tools           int
-				HasLaunchApp    bool
-				SessionID       string
-				Updated         string
-				WaitReason      string
-				ScreenHasText   bool
-				Terminated      bool
-			}
-			if jerr := json.Unmarshal(out, &res); jerr != nil {
-				t.Fatalf("node %s: %v %v\nstdout: %s\nstderr: %s", c.script, err, jerr, out, stderr.String())
-			}
-			if !res.OK {
-				t.Fatalf("node %s failed: %s\nstderr: %s", c.script, res.Error, stderr.String())
-			}
-			if res.ProtocolVersion != c.era || !res.HasLaunchApp || res.Tools < 10 || res.SessionID == "" ||
-				res.Updated != "pty://session/"+res.SessionID+"/output" || res.WaitReason != "matched" || !res.ScreenHasText {
-				t.Fatalf("node %s: %s", c.script, out)
-			}
+			res := runTSClient(t, dir, c.script, c.era, srv.url)
 			switch c.era {
 			case eraLegacy:
 				if res.MCPSessionID == "" || !res.Terminated {
@@ -363,42 +333,10 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 // take the program with it.
 func TestStdioTypeScriptClients(t *testing.T) {
 	dir := tsClients(t)
-	for _, c := range []struct{ script, era string }{{"legacy-stdio.mjs", eraLegacy}, {"modern-stdio.mjs", eraModern}} {
+	for _, c := range []struct{ script, era string }{{"legacy.mjs", eraLegacy}, {"modern.mjs", eraModern}} {
 		t.Run(c.script, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
 			pidFile := filepath.Join(t.TempDir(), "pid")
-			cmd := exec.CommandContext(ctx, "node", c.script, binary, cacheDir(), pidFile)
-			cmd.Dir = dir
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			var res struct {
-				OK              bool
-				Error           string
-				ProtocolVersion string
-				Tools           int
-				HasLaunchApp    bool
-				SessionID       string
-				Updated         string
-				WaitReason      string
-				ScreenHasText   bool
-				Lingering       string
-				CloseMs         int
-				ExitCode        *int
-				Signal          string
-				SignalsSent     []string
-			}
-			if jerr := json.Unmarshal(out, &res); jerr != nil {
-				t.Fatalf("node %s: %v %v\nstdout: %s\nstderr: %s", c.script, err, jerr, out, stderr.String())
-			}
-			if !res.OK {
-				t.Fatalf("node %s failed: %s\nstderr: %s", c.script, res.Error, stderr.String())
-			}
-			if res.ProtocolVersion != c.era || !res.HasLaunchApp || res.Tools < 10 || res.SessionID == "" ||
-				res.Updated != "pty://session/"+res.SessionID+"/output" || res.WaitReason != "matched" || !res.ScreenHasText {
-				t.Fatalf("node %s: %s", c.script, out)
-			}
+			res := runTSClient(t, dir, c.script, c.era, binary, cacheDir(), pidFile)
 			t.Logf("%s: the client's close took %d ms", c.script, res.CloseMs)
 			if res.ExitCode == nil || *res.ExitCode != 0 || res.Signal != "" {
 				t.Errorf("the server did not exit cleanly on the client's close: exit code %v, signal %q", res.ExitCode, res.Signal)
@@ -419,6 +357,52 @@ func TestStdioTypeScriptClients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tsResult is what a script in internal/tsclients prints (common.mjs).
+type tsResult struct {
+	OK              bool
+	Error           string
+	ProtocolVersion string
+	Era             string
+	MCPSessionID    string
+	Tools           int
+	HasLaunchApp    bool
+	SessionID       string
+	Updated         string
+	WaitReason      string
+	ScreenHasText   bool
+	Terminated      bool
+	// stdio only: the program left running, and the client's close.
+	CloseMs     int
+	ExitCode    *int
+	Signal      string
+	SignalsSent []string
+}
+
+// runTSClient runs one client script in dir with args and checks the
+// steps every script takes (common.mjs: steps) in protocol era.
+func runTSClient(t *testing.T, dir, script, era string, args ...string) tsResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var res tsResult
+	if jerr := json.Unmarshal(out, &res); jerr != nil {
+		t.Fatalf("node %s: %v %v\nstdout: %s\nstderr: %s", script, err, jerr, out, stderr.String())
+	}
+	if !res.OK {
+		t.Fatalf("node %s failed: %s\nstderr: %s", script, res.Error, stderr.String())
+	}
+	if res.ProtocolVersion != era || !res.HasLaunchApp || res.Tools < 10 || res.SessionID == "" ||
+		res.Updated != "pty://session/"+res.SessionID+"/output" || res.WaitReason != "matched" || !res.ScreenHasText {
+		t.Fatalf("node %s: %s", script, out)
+	}
+	return res
 }
 
 // tsClients installs internal/tsclients (npm ci, from its lockfile) into a

@@ -87,3 +87,15 @@ export async function stdioSteps(client, subscribe, updated, out, proc, pidFile)
   out.exitCode = proc.exitCode;
   out.signal = proc.signalCode ?? '';
 }
+
+// connectTo makes the transport the script's arguments ask for: a URL for
+// Streamable HTTP, or the termhost binary, its cache directory and a pid
+// file (for stdioSteps) for stdio. Stdio and HTTP are the SDK's classes.
+export function connectTo(Stdio, HTTP) {
+  const [target, cacheDir, pidFile] = process.argv.slice(2);
+  const stdio = !target.startsWith('http');
+  const transport = stdio
+    ? new Stdio({ command: target, args: ['serve', '--cache-dir', cacheDir], stderr: 'ignore' })
+    : new HTTP(new URL(target));
+  return { stdio, transport, pidFile };
+}

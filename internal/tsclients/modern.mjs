@@ -1,10 +1,13 @@
 // @modelcontextprotocol/client 2.x: the 2026-07-28 era (server/discover,
-// no MCP-Session-Id, per-request _meta, subscriptions/listen).
+// no MCP-Session-Id, per-request _meta, subscriptions/listen), over
+// Streamable HTTP (argument: the URL) or over stdio (arguments: the
+// termhost binary, its cache directory, a pid file; see stdioSteps).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { main, steps } from './common.mjs';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { connectTo, main, steps, stdioSteps } from './common.mjs';
 
-await main(async (url, out) => {
-  const transport = new StreamableHTTPClientTransport(new URL(url));
+await main(async (_, out) => {
+  const { stdio, transport, pidFile } = connectTo(StdioClientTransport, StreamableHTTPClientTransport);
   const client = new Client({ name: 'ts-client-2', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
   const updated = [];
   client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params.uri); });
@@ -14,7 +17,12 @@ await main(async (url, out) => {
   out.era = client.getProtocolEra();
   out.mcpSessionId = transport.sessionId ?? '';
   const subs = [];
-  await steps(client, async (uri) => { subs.push(await client.listen({ resourceSubscriptions: [uri] })); }, updated, out);
+  const subscribe = async (uri) => { subs.push(await client.listen({ resourceSubscriptions: [uri] })); };
+  if (stdio) {
+    await stdioSteps(client, subscribe, updated, out, transport._process, pidFile);
+    return;
+  }
+  await steps(client, subscribe, updated, out);
   for (const s of subs) await s.close();
   await client.close();
 });
