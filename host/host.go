@@ -200,18 +200,11 @@ func (h *Host) trimWhenQuiet() {
 	// Loading compiled every plugin and ran each in a canary instance:
 	// garbage the heap would otherwise keep until the first quiet spell
 	// after activity (about 100 MB with the embedded plugins).
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-h.stopTrim:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err := h.Plugins.Wait(ctx)
-	cancel()
-	if err == nil {
+	select {
+	case <-h.Plugins.Loaded():
 		debug.FreeOSMemory()
+	case <-h.stopTrim:
+		return
 	}
 	const (
 		quiet = 3 * time.Second

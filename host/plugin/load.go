@@ -53,7 +53,6 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 		loaded:   make(chan struct{}),
 		tickWake: make(chan struct{}, 1),
 		plugins:  make(map[string]*plugin),
-		expected: make(map[string]bool),
 		pending:  make(map[string]*pendingLoad),
 		files:    make(map[string]*fileEntry),
 		versions: make(map[*version]struct{}),
@@ -161,7 +160,6 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 	names := make([]string, 0, len(cands))
 	for n := range cands {
 		names = append(names, n)
-		r.expected[n] = true
 		r.pending[n] = &pendingLoad{done: make(chan struct{})}
 	}
 	// The screen first, as every session needs it, then the big ssh plugin
@@ -199,7 +197,6 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 func (r *Registry) load(ctx context.Context, names []string, cands map[string][]*source) error {
 	r.wg.Add(1)
 	go r.tickLoop()
-	errs := make([]error, len(names))
 	var rejMu sync.Mutex
 	var rejected []string
 	work := make(chan int, len(names))
@@ -223,10 +220,11 @@ func (r *Registry) load(ctx context.Context, names []string, cands map[string][]
 		defer close(pl.done)
 		// The embedded source is read (and hashed: the cache keeps its
 		// compiled code) even when a Dir file overrides it.
+		var embedded []byte
 		if p := r.lookup(name); p != nil && p.embedded != nil {
-			if err := r.readEmbedded(p.embedded); err != nil {
-				errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
-				pl.err = errs[i]
+			var err error
+			if embedded, err = r.embeddedBytes(p.embedded); err != nil {
+				pl.err = fmt.Errorf("embedded plugin %s: %w", name, err)
 				return
 			}
 		}
@@ -234,15 +232,18 @@ func (r *Registry) load(ctx context.Context, names []string, cands map[string][]
 			if ctx.Err() != nil {
 				return // closed: nothing is published
 			}
-			v, err := r.build(ctx, src, src.data)
+			data := src.data
+			if src.embedded != "" {
+				data = embedded
+			}
+			v, err := r.build(ctx, src, data)
 			if err == nil {
 				src.data = nil
 				r.publish(v) // closes v instead if the Registry is closed
 				return
 			}
 			if src.path == "" {
-				errs[i] = fmt.Errorf("embedded plugin %s: %w", name, err)
-				pl.err = errs[i]
+				pl.err = fmt.Errorf("embedded plugin %s: %w", name, err)
 				return
 			}
 			r.reject(src.path, err)
@@ -265,6 +266,10 @@ func (r *Registry) load(ctx context.Context, names []string, cands map[string][]
 		delete(r.files, f) // so the same bytes are looked at again if written again
 	}
 	r.mu.Unlock()
+	var errs []error
+	for _, name := range names {
+		errs = append(errs, r.pending[name].err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -279,6 +284,10 @@ func (r *Registry) load(ctx context.Context, names []string, cands map[string][]
 	}
 	return nil
 }
+
+// Loaded is closed once the plugins Start found are loaded, or failed to
+// (Wait says which).
+func (r *Registry) Loaded() <-chan struct{} { return r.loaded }
 
 // Wait waits until the plugins Start found are loaded, and returns the
 // error that stopped an embedded one (or ErrClosed, or ctx's error).
@@ -328,15 +337,16 @@ func manifestIn(fsys fs.FS, name string) (abi.Manifest, error) {
 	return wasmhost.ReadManifest(data)
 }
 
-// readEmbedded reads an embedded source's bytes and hashes them.
-func (r *Registry) readEmbedded(src *source) error {
+// embeddedBytes reads an embedded source's bytes from the binary (they are
+// not kept) and records their sha256.
+func (r *Registry) embeddedBytes(src *source) ([]byte, error) {
 	data, err := fs.ReadFile(r.cfg.Embedded, src.embedded)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sum := sha256.Sum256(data)
-	src.data, src.sha = data, hex.EncodeToString(sum[:])
-	return nil
+	src.sha = hex.EncodeToString(sum[:])
+	return data, nil
 }
 
 func newSource(origin, path string, data []byte) (*source, error) {
@@ -528,7 +538,7 @@ func (r *Registry) fallback(p *plugin, gone string) {
 		return
 	}
 	if p.embedded != nil {
-		data, err := fs.ReadFile(r.cfg.Embedded, p.embedded.embedded)
+		data, err := r.embeddedBytes(p.embedded)
 		if err != nil {
 			r.log.Error("embedded plugin could not be read again; keeping the removed file's version", "plugin", p.name, "error", err)
 			return

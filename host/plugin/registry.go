@@ -158,11 +158,10 @@ type Registry struct {
 	done    chan struct{}
 	// loaded is closed when the plugins Start found are loaded (or failed
 	// to: loadErr); cancelLoad stops their compiling when the Registry
-	// closes first. expected names them meanwhile.
+	// closes first.
 	loaded     chan struct{}
 	loadErr    error
 	cancelLoad context.CancelFunc
-	expected   map[string]bool
 	// pending has each name Start found; its done closes once that
 	// plugin is published or failed (err). Written only before Start
 	// returned.
@@ -247,7 +246,7 @@ func (r *Registry) Has(name string) bool {
 	case <-r.loaded:
 		return r.current(name) != nil
 	default:
-		return r.expected[name] // written only before Start returned
+		return r.pending[name] != nil // written only before Start returned
 	}
 }
 
