@@ -30,6 +30,11 @@ type Config struct {
 	// UnguardedEmbedded runs the first-party plugins without wazero's
 	// termination checks (faster; see docs/RATIONALE.md).
 	UnguardedEmbedded bool
+	// PluginPins allow drop-in plugins by sha256, per name: one that
+	// replaces a first-party plugin loads only when pinned, and only a
+	// pinned drop-in's host calls (secrets, signatures) are answered
+	// (plugin.Config.Pins).
+	PluginPins map[string][]string
 
 	MaxSessions  int
 	IdleTimeout  time.Duration
@@ -131,6 +136,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	plugins, err := plugin.Start(ctx, plugin.Config{
 		Embedded: cfg.Plugins,
 		Dir:      cfg.PluginDir,
+		Pins:     cfg.PluginPins,
 		CacheDir: cfg.CacheDir,
 		Logger:   cfg.Logger.With("component", "plugin"),
 

@@ -5,12 +5,15 @@
 //	termhost serve --http=      MCP over Streamable HTTP at http://127.0.0.1:4000/mcp
 //	termhost demo               drive the embedded device simulator through the real MCP tools
 //	termhost plugins list       show the plugins this binary would load
+//	termhost plugins pin FILE   print the --plugin-pin flag that allows a plugin file
 //	termhost version
 //	termhost help [command]
 package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,7 +30,9 @@ import (
 
 	"github.com/termhost/termhost/host"
 	"github.com/termhost/termhost/host/mcp"
+	"github.com/termhost/termhost/host/plugin"
 	"github.com/termhost/termhost/host/secrets"
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/plugins"
 )
 
@@ -56,6 +61,7 @@ var commands = []command{
 	{"serve", "serve MCP over stdio (what an MCP client such as Claude Code, Claude Desktop, VS Code or Cursor starts), or over Streamable HTTP with --http", serveFlags},
 	{"demo", "drive an embedded simulated router through the real MCP tools, printing every call and result", demoFlags},
 	{"plugins list", "list the plugins termhost would load: name, version, kind, sha256 and source", pluginsListFlags},
+	{"plugins pin", "print the --plugin-pin flag that allows each plugin FILE given (its manifest name and sha256)", pluginsPinFlags},
 	{"version", "print termhost's version", versionFlags},
 }
 
@@ -97,9 +103,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if args[0] == "plugins" {
 		if len(args) == 1 || isHelpFlag(args[1]) {
 			if len(args) == 1 {
-				return usagef(`"plugins" needs a subcommand: "termhost plugins list"`)
+				return usagef(`"plugins" needs a subcommand: "termhost plugins list" or "termhost plugins pin FILE..."`)
 			}
-			fmt.Fprint(stdout, "Usage:\n  termhost plugins list [flags]   list the plugins termhost would load\n")
+			fmt.Fprint(stdout, "Usage:\n  termhost plugins list [flags]   list the plugins termhost would load\n  termhost plugins pin FILE...    print the --plugin-pin flag that allows each plugin file\n")
 			return nil
 		}
 		args = append([]string{"plugins " + args[1]}, args[2:]...)
@@ -150,6 +156,38 @@ func (c command) help(w io.Writer, fs *flags) {
 // pluginOptions are the flags of every command that loads plugins.
 type pluginOptions struct {
 	pluginDir, cacheDir, guard string
+	pins                       pinList
+}
+
+// pinList is the repeatable --plugin-pin NAME=SHA256; one value may hold
+// several pins separated by commas (the environment variable's form).
+type pinList map[string][]string
+
+func (p *pinList) String() string {
+	var out []string
+	for name, shas := range *p {
+		for _, sha := range shas {
+			out = append(out, name+"="+sha)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func (p *pinList) Set(v string) error {
+	for one := range strings.SplitSeq(v, ",") {
+		if strings.TrimSpace(one) == "" {
+			continue
+		}
+		name, sha, err := plugin.ParsePin(one)
+		if err != nil {
+			return err
+		}
+		if *p == nil {
+			*p = pinList{}
+		}
+		(*p)[name] = append((*p)[name], sha)
+	}
+	return nil
 }
 
 func (o *pluginOptions) register(fs *flags) {
@@ -159,6 +197,8 @@ func (o *pluginOptions) register(fs *flags) {
 	fs.env("cache-dir", "TERMHOST_CACHE_DIR")
 	fs.StringVar(&o.guard, "plugin-guard", "all", `which plugins run with termination checks: "all", or "dir" (first-party plugins unguarded, ~6x faster)`)
 	fs.env("plugin-guard", "TERMHOST_PLUGIN_GUARD")
+	fs.Var(&o.pins, "plugin-pin", "allow the plugin file whose manifest name is NAME and sha256 is SHA256 (`NAME=SHA256`, repeatable; \"termhost plugins pin FILE\" prints it): needed to replace a first-party plugin; a pinned plugin is trusted with secrets")
+	fs.env("plugin-pin", "TERMHOST_PLUGIN_PINS")
 }
 
 func (o *pluginOptions) config(log *slog.Logger) (host.Config, error) {
@@ -166,7 +206,7 @@ func (o *pluginOptions) config(log *slog.Logger) (host.Config, error) {
 		return host.Config{}, usagef("plugin-guard %q: expected all or dir", o.guard)
 	}
 	return host.Config{
-		Plugins: plugins.FS(), PluginDir: o.pluginDir, CacheDir: o.cacheDir, Logger: log,
+		Plugins: plugins.FS(), PluginDir: o.pluginDir, PluginPins: o.pins, CacheDir: o.cacheDir, Logger: log,
 		UnguardedEmbedded: o.guard == "dir",
 	}, nil
 }
@@ -362,11 +402,37 @@ func pluginsListFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		}
 		defer h.Close()
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tVERSION\tKIND\tSHA256\tSOURCE\tCURRENT\tSESSIONS")
+		fmt.Fprintln(tw, "NAME\tVERSION\tKIND\tSHA256\tSOURCE\tCURRENT\tTRUSTED\tSESSIONS")
 		for _, p := range h.Plugins.List() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%d\n", p.Name, p.Version, p.Kind, p.SHA256[:16], p.Source, p.Current, p.Sessions)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%v\t%d\n", p.Name, p.Version, p.Kind, p.SHA256[:16], p.Source, p.Current, p.Trusted, p.Sessions)
 		}
 		return tw.Flush()
+	}
+}
+
+// pluginsPinFlags prints, for each plugin file, the flag that pins it:
+// what a user adds to termhost's command line (or, comma-separated, to
+// TERMHOST_PLUGIN_PINS) to load a rebuilt first-party plugin or to trust
+// a drop-in with secrets.
+func pluginsPinFlags(fs *flags) func(stdout, stderr io.Writer) error {
+	fs.positional = true
+	return func(stdout, _ io.Writer) error {
+		if fs.NArg() == 0 {
+			return usagef("plugins pin: name at least one plugin file (termhost plugins pin FILE...)")
+		}
+		for _, file := range fs.Args() {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			man, err := wasmhost.ReadManifest(data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			sum := sha256.Sum256(data)
+			fmt.Fprintf(stdout, "%s %s=%s\n", plugin.PinFlag, man.Name, hex.EncodeToString(sum[:]))
+		}
+		return nil
 	}
 }
 
@@ -383,6 +449,8 @@ func versionFlags(*flags) func(stdout, stderr io.Writer) error {
 type flags struct {
 	*flag.FlagSet
 	fallbacks []fallback
+	// positional: the command takes arguments after its flags (fs.Args).
+	positional bool
 }
 
 type fallback struct {
@@ -421,7 +489,7 @@ func (f *flags) parse(args []string) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	if f.NArg() > 0 {
+	if f.NArg() > 0 && !f.positional {
 		return fmt.Errorf("unexpected argument %q", f.Arg(0))
 	}
 	given := map[string]bool{}

@@ -9,11 +9,18 @@ import (
 
 // readFile reads a plugin file from the plugin directory, refusing
 // anything that is not a regular file (a FIFO would block the reader for
-// ever, a device such as /dev/zero never ends) or is larger than
-// Config.MaxFileMiB, before reading it: the file is opened without
-// blocking and checked on the open descriptor, so it cannot be swapped for
-// something else between the check and the read.
+// ever, a device such as /dev/zero never ends), is larger than
+// Config.MaxFileMiB, or that group or others may write (or another user
+// owns), before reading it: the file is opened without blocking and
+// checked on the open descriptor, so it cannot be swapped for something
+// else between the check and the read. Nothing is read while the plugin
+// directory itself is writable by group or others.
 func (r *Registry) readFile(path string) ([]byte, error) {
+	if r.dir != "" {
+		if err := checkDir(r.dir); err != nil {
+			return nil, err
+		}
+	}
 	limit := r.cfg.MaxFileMiB << 20
 	st, err := os.Stat(path) // follows symlinks: a link to a plugin is fine
 	if err != nil {
@@ -31,6 +38,9 @@ func (r *Registry) readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if err := checkFile(st, limit); err != nil {
+		return nil, err
+	}
+	if err := checkWritable(path, st); err != nil {
 		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))

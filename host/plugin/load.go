@@ -90,6 +90,9 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 		if !st.IsDir() {
 			return fail(fmt.Errorf("plugin directory %s is not a directory", dir))
 		}
+		if err := checkDir(dir); err != nil {
+			return fail(err)
+		}
 		r.dir = dir
 		// Watch before scanning, so nothing written meanwhile is missed;
 		// events for files the scan already loaded find the same sha256.
@@ -361,6 +364,9 @@ func newSource(origin, path string, data []byte) (*source, error) {
 // build compiles a source and checks it in a canary instance. It runs off
 // the data path.
 func (r *Registry) build(ctx context.Context, src *source, data []byte) (*version, error) {
+	if err := r.checkPin(src); err != nil {
+		return nil, err
+	}
 	opts := r.wopts
 	// The embedded first-party plugins run unguarded when told to, and
 	// so does one that declares its calls bounded (the vt screen: every
@@ -381,6 +387,8 @@ func (r *Registry) build(ctx context.Context, src *source, data []byte) (*versio
 		sha:    mod.SHA256,
 		mod:    mod,
 		config: r.cfg.PluginConfig[mod.Manifest.Name],
+		// From the hash of the bytes compiled, not of those read before.
+		trusted: r.trustedSource(src, mod.SHA256),
 	}
 	if err := v.canary(); err != nil {
 		mod.Close(context.Background())

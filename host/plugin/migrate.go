@@ -13,6 +13,14 @@ func (b *Binding) migrate(cur *version, s wasmhost.Sink) {
 		return
 	}
 	log := b.r.log.With("plugin", b.p.name, "from", old.man.Version, "to", cur.man.Version)
+	if old.trusted && !cur.trusted {
+		// Not expected (every version of a trusted name is trusted), but a
+		// session that may have been typed secrets into never moves to
+		// code the user did not allow.
+		b.noMigrate = cur
+		log.Warn("plugin session stays on its version until it ends: the new version is not trusted")
+		return
+	}
 	if !old.hasState || !cur.hasState {
 		b.noMigrate = cur
 		log.Info("plugin session stays on its version until it ends (no state export)")

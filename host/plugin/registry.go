@@ -25,8 +25,16 @@ type Config struct {
 	Embedded fs.FS
 	// Dir is an optional plugin directory: each *.wasm there adds a plugin or
 	// overrides the embedded one with the same manifest name. It is watched
-	// for changes (hot reload).
+	// for changes (hot reload). Neither it nor its files may be writable by
+	// group or others, or belong to another user than this one or root.
 	Dir string
+	// Pins are the sha256s (lower-case hex) the user allows per plugin
+	// name. A file carrying a first-party name, or a name pinned here,
+	// loads only if its sha256 is among its name's pins; a pinned version
+	// is trusted like an embedded one (its host calls are answered). They
+	// must come from where the agent cannot write (flags, environment),
+	// never from a file in Dir. See ParsePin.
+	Pins map[string][]string
 	// CacheDir keeps compiled plugins across restarts. "" means
 	// os.UserCacheDir()/termhost/wazero; "off" keeps them in memory only.
 	CacheDir string
@@ -138,6 +146,9 @@ type Info struct {
 	// Current is false for an older version still serving sessions
 	// (draining).
 	Current bool
+	// Trusted: first-party (embedded) or pinned by the user; only a
+	// trusted version's host calls are answered.
+	Trusted bool
 	// Sessions attached to this version, and its live instances.
 	Sessions, Instances int
 	Description         string

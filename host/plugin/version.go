@@ -20,6 +20,9 @@ type version struct {
 	sha    string
 	mod    *wasmhost.Module
 	config []byte
+	// trusted: first-party, or pinned by the user (see trust.go); only
+	// then are its host calls answered.
+	trusted bool
 	// hasState: the module exports state_export/state_import (seen in the
 	// canary), so sessions may migrate to or from it.
 	hasState bool
@@ -112,6 +115,7 @@ func (v *version) info() Info {
 		Kind:        v.man.Kind,
 		SHA256:      v.sha,
 		Source:      v.src.origin,
+		Trusted:     v.trusted,
 		Current:     v.p != nil && v.p.current.Load() == v,
 		Sessions:    sessions,
 		Instances:   insts,
@@ -353,7 +357,13 @@ func (in *instance) stuck() error {
 
 // serveCall routes a host call of session sid to its Binding's handler.
 // It runs inside a call on in, which holds in's lock (so sids is stable).
+// The caller is the version this instance runs (not the binding's name,
+// nor its version of the moment, which a migration changes after on_open):
+// an untrusted one is refused before any handler sees the request.
 func (in *instance) serveCall(sid uint32, req []byte) ([]byte, error) {
+	if !in.v.trusted {
+		return nil, in.v.errUntrustedHostCall()
+	}
 	b := in.sids[sid]
 	if b == nil {
 		return nil, errNoHostCall
