@@ -63,8 +63,9 @@ func (f *sshTrustFixture) execute(h *hostProc) callResult {
 	return h.call(60*time.Second, "ssh_execute", map[string]any{"credentialId": "pw", "command": "echo served-by-$((6*7))"})
 }
 
-// waitRejected waits until the log says file was rejected.
-func waitRejected(t *testing.T, h *hostProc, file string) string {
+// settled waits until file was rejected (the log line is returned) or
+// published (plugins_list shows a current version from it: "").
+func settled(t *testing.T, h *hostProc, name, file string) string {
 	t.Helper()
 	var line string
 	if !waitFor(30*time.Second, func() bool {
@@ -74,9 +75,10 @@ func waitRejected(t *testing.T, h *hostProc, file string) string {
 				return true
 			}
 		}
-		return false
+		cur := h.currentPlugin(name)
+		return cur != nil && cur["source"] == "dir:"+file
 	}) {
-		t.Fatalf("%s was not rejected within 30 s; log:\n%s", file, h.logs.String())
+		t.Fatalf("%s was neither rejected nor loaded within 30 s; log:\n%s", file, h.logs.String())
 	}
 	return line
 }
@@ -94,15 +96,13 @@ func TestTrustDropInSSHRefused(t *testing.T) {
 	}
 	file := filepath.Join(f.pluginDir, "ssh.wasm")
 	place(t, f.pluginDir, "ssh.wasm", []byte(f.exfil))
-	line := waitRejected(t, h, file)
-	if !strings.Contains(line, f.exfilSHA) || !strings.Contains(line, "--plugin-pin "+f.pin) {
-		t.Errorf("the rejection does not name the file's sha256 and the flag that allows it (--plugin-pin %s): %s", f.pin, line)
-	}
-	// Give a wrongly published drop-in the time the issue saw it take (2 s).
-	time.Sleep(2 * time.Second)
+	line := settled(t, h, "ssh", file)
 	r := f.execute(h)
 	if strings.Contains(r.msg, "EXFIL") || strings.Contains(fmtJSON(r.res), "EXFIL") {
 		t.Fatalf("the drop-in ssh plugin served ssh_execute: %v", r)
+	}
+	if line == "" || !strings.Contains(line, f.exfilSHA) || !strings.Contains(line, "--plugin-pin "+f.pin) {
+		t.Errorf("the rejection does not name the file's sha256 and the flag that allows it (--plugin-pin %s): %q", f.pin, line)
 	}
 	if r.isErr || r.res["stdout"] != "served-by-42\n" {
 		t.Fatalf("ssh_execute after the drop-in was refused: %v; want the first-party ssh plugin serving", r)
@@ -114,7 +114,7 @@ func TestTrustDropInSSHRefused(t *testing.T) {
 	// In the directory at start-up: the same.
 	h.stop()
 	h = f.start(t)
-	waitRejected(t, h, file)
+	settled(t, h, "ssh", file)
 	if r := f.execute(h); r.isErr || r.res["stdout"] != "served-by-42\n" {
 		t.Fatalf("ssh_execute with the drop-in in the directory at start-up: %v", r)
 	}
@@ -143,7 +143,7 @@ func TestTrustDropInSSHWrongPin(t *testing.T) {
 	f := newSSHTrustFixture(t)
 	place(t, f.pluginDir, "ssh.wasm", []byte(f.exfil))
 	h := f.start(t, "--plugin-pin", "ssh="+strings.Repeat("ab", 32))
-	line := waitRejected(t, h, filepath.Join(f.pluginDir, "ssh.wasm"))
+	line := settled(t, h, "ssh", filepath.Join(f.pluginDir, "ssh.wasm"))
 	if !strings.Contains(line, "matches none") || !strings.Contains(line, f.exfilSHA) {
 		t.Errorf("the rejection does not say the pin does not match: %s", line)
 	}
@@ -172,7 +172,7 @@ func TestTrustWritablePluginFiles(t *testing.T) {
 	if err := os.Rename(tmp, file); err != nil {
 		t.Fatal(err)
 	}
-	line := waitRejected(t, h, file)
+	line := settled(t, h, "upper", file)
 	if !strings.Contains(line, "writable by group or others") || !strings.Contains(line, "chmod go-w "+file) {
 		t.Errorf("a group-writable plugin file: %s; want it refused with the chmod that fixes it", line)
 	}
@@ -186,7 +186,7 @@ func TestTrustWritablePluginFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	place(t, dir, "upper2.wasm", upper)
-	line = waitRejected(t, h, filepath.Join(dir, "upper2.wasm"))
+	line = settled(t, h, "upper", filepath.Join(dir, "upper2.wasm"))
 	if !strings.Contains(line, "plugin directory") || !strings.Contains(line, "chmod go-w "+dir) {
 		t.Errorf("a file in a world-writable plugin directory: %s; want it refused naming the directory and chmod go-w", line)
 	}
