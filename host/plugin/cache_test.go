@@ -252,6 +252,7 @@ func TestRegistryPrunesRetiredVersions(t *testing.T) {
 	r := open(t, Config{
 		Embedded: fstest.MapFS{"tiny.wasm": {Data: v("0.9.0")}},
 		Dir:      dir, CacheDir: cache,
+		Pins: pins(v("1.0.0"), v("2.0.0"), v("3.0.0"), v("4.0.0")),
 	})
 	sub := filepath.Join(cache, wazeroCacheSubdir())
 	files := func() []string {

@@ -101,8 +101,8 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("List = %+v", list)
 	}
 	want := []Info{
-		{Name: "counter", Version: "1.0.0", Kind: "dialect", SHA256: sha(built(counter1)), Source: "embedded", Current: true, Sessions: 3, Instances: 2},
-		{Name: "upper", Version: "1.0.0", Kind: "dialect", SHA256: sha(built(upper1)), Source: "embedded", Current: true, Sessions: 1, Instances: 1},
+		{Name: "counter", Version: "1.0.0", Kind: "dialect", SHA256: sha(built(counter1)), Source: "embedded", Current: true, Trusted: true, Sessions: 3, Instances: 2},
+		{Name: "upper", Version: "1.0.0", Kind: "dialect", SHA256: sha(built(upper1)), Source: "embedded", Current: true, Trusted: true, Sessions: 1, Instances: 1},
 	}
 	for i, w := range want {
 		got := list[i]
@@ -172,7 +172,9 @@ func TestDirOverridesEmbedded(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "junk.wasm"), []byte("not wasm"), 0o644)
 	os.WriteFile(filepath.Join(dir, "README.txt"), []byte("ignored"), 0o644)
 
-	r := open(t, Config{Embedded: embedded(upper1), Dir: dir})
+	// Replacing the embedded upper needs its pin; the new name counter
+	// does not.
+	r := open(t, Config{Embedded: embedded(upper1), Dir: dir, Pins: pins(built(upper2))})
 	list := r.List()
 	if len(list) != 2 || list[0].Name != "counter" || list[1].Name != "upper" {
 		t.Fatalf("List = %+v", list)
@@ -475,7 +477,7 @@ func TestPoisonPillAndBackoff(t *testing.T) {
 // export, like any plugin that does not implement it.)
 func TestStatelessReloadDrains(t *testing.T) {
 	dir := t.TempDir()
-	r := open(t, Config{Embedded: embedded(counter1), Dir: dir})
+	r := open(t, Config{Embedded: embedded(counter1), Dir: dir, Pins: pins(built(counter2))})
 	ch, stop := r.Subscribe()
 	defer stop()
 	old := attach(t, r, "counter", `{"stateless":true}`)

@@ -88,12 +88,13 @@ func TestDeclaredSessionKinds(t *testing.T) {
 // on data is never published, even one named like a working plugin.
 func TestCanaryRejectsALoopingPlugin(t *testing.T) {
 	dir := t.TempDir()
+	// The looping variant: same name, instance configuration that loops;
+	// pinned, so the canary is what refuses it.
+	loopy := variant(t, counter2, func(m *abi.Manifest) {})
 	r := open(t, Config{Embedded: embedded(counter1), Dir: dir, CallTimeout: 300 * time.Millisecond,
-		PluginConfig: map[string][]byte{}})
+		PluginConfig: map[string][]byte{}, Pins: pins(loopy)})
 	ch, stop := r.Subscribe()
 	defer stop()
-	// The looping variant: same name, instance configuration that loops.
-	loopy := variant(t, counter2, func(m *abi.Manifest) {})
 	r.cfg.PluginConfig["counter"] = []byte(`{"loop_always":true}`)
 	path := writeAtomic(t, dir, "counter.wasm", loopy)
 	c := waitChange(t, ch, "the looping plugin rejected", rejectedFile(path))
