@@ -354,7 +354,7 @@ func BenchmarkHotReload(b *testing.B) {
 		}
 		built[v], _ = os.ReadFile(out)
 	}
-	cs := startServe(b, "--plugin-dir", dir)
+	cs := startServe(b, append([]string{"--plugin-dir", dir}, pinArgs(b, built[versions[0]], built[versions[1]])...)...)
 	id := mustCall(b, cs, "telnet_connect", map[string]any{"host": h, "port": port})["sessionId"].(string)
 	mustCall(b, cs, "telnet_read", map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000})
 	var samples []time.Duration

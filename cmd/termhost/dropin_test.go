@@ -79,12 +79,6 @@ func acmeServe(c net.Conn) {
 func TestDialectDropInLive(t *testing.T) {
 	port := acmeDevice(t)
 	dir := t.TempDir()
-	h := startHost(t, "--plugin-dir", dir)
-	old := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "auto"})["sessionId"].(string)
-	h.must("wait_for", map[string]any{"session_id": old, "until": `::>\s*$`, "timeoutMs": 10000})
-	if r := h.call(20*time.Second, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "acme_os"}); !r.isErr {
-		t.Fatalf("acme_os is known before it was dropped in: %v", r.res)
-	}
 
 	// Build the dialect plugin with the new table added (an overlay, so
 	// the tree stays as it is), under a new version.
@@ -100,6 +94,16 @@ func TestDialectDropInLive(t *testing.T) {
 	wasm, err := os.ReadFile(built)
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	// The build replaces the first-party dialect plugin: the server is
+	// started with its pin (termhost plugins pin FILE prints it), and the
+	// file dropped in while a session is live.
+	h := startHost(t, append([]string{"--plugin-dir", dir}, pinArgs(t, wasm)...)...)
+	old := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "auto"})["sessionId"].(string)
+	h.must("wait_for", map[string]any{"session_id": old, "until": `::>\s*$`, "timeoutMs": 10000})
+	if r := h.call(20*time.Second, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "acme_os"}); !r.isErr {
+		t.Fatalf("acme_os is known before it was dropped in: %v", r.res)
 	}
 	place(t, dir, "dialect.wasm", wasm)
 

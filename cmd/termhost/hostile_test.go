@@ -935,7 +935,8 @@ func TestHostileNames(t *testing.T) {
 func TestHostileLoopingTelnetPlugin(t *testing.T) {
 	dir := t.TempDir()
 	place(t, dir, "telnet.wasm", testPlugin(t, "looptelnet", ""))
-	h := startHost(t, "--plugin-dir", dir)
+	// Pinned, so that the canary is what refuses them.
+	h := startHost(t, append([]string{"--plugin-dir", dir}, pinArgs(t, testPlugin(t, "looptelnet", ""), testPlugin(t, "looptelnet", "6.6.7-loop"))...)...)
 	embedded := func(when string) {
 		t.Helper()
 		cur := h.currentPlugin("telnet")

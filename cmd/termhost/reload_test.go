@@ -47,7 +47,10 @@ func place(t testing.TB, dir, name string, data []byte) {
 func TestHotReloadLiveSession(t *testing.T) {
 	h, port := startDevsim(t, devsim.Config{NoLogin: true, EOR: true})
 	dir := t.TempDir()
-	cs, logs := startServeLogs(t, "--plugin-dir", dir)
+	// Replacing the first-party telnet plugin needs its pin (given at
+	// start: the build is made first).
+	next := buildTelnet(t, "1.0.1-reload")
+	cs, logs := startServeLogs(t, append([]string{"--plugin-dir", dir}, pinArgs(t, next)...)...)
 
 	id := mustCall(t, cs, "telnet_connect", map[string]any{"host": h, "port": port})["sessionId"].(string)
 	expect(t, cs, map[string]any{"sessionId": id, "prompt": true, "timeoutMs": 5000}, "prompt", "edge-r1>")
@@ -55,7 +58,7 @@ func TestHotReloadLiveSession(t *testing.T) {
 		t.Fatal("the session is not on the embedded telnet 1.0.0")
 	}
 
-	place(t, dir, "telnet.wasm", buildTelnet(t, "1.0.1-reload"))
+	place(t, dir, "telnet.wasm", next)
 	deadline := time.Now().Add(20 * time.Second)
 	for !servedBy(t, cs, "1.0.1-reload") {
 		if time.Now().After(deadline) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/internal/sshdtest"
+	"github.com/termhost/termhost/internal/wasmhost"
 )
 
 // Issue 16, item 6: plugins and the secrets the host hands out.
@@ -240,4 +241,20 @@ func TestTrustNewNameUnpinned(t *testing.T) {
 	if want := "--plugin-pin upper=" + hex.EncodeToString(sum[:]); err != nil || strings.TrimSpace(string(out)) != want {
 		t.Errorf("plugins pin: %v %q; want %q", err, out, want)
 	}
+}
+
+// pinArgs are the --plugin-pin flags that allow these plugin files (what
+// "termhost plugins pin FILE" prints).
+func pinArgs(t testing.TB, files ...[]byte) []string {
+	t.Helper()
+	var args []string
+	for _, f := range files {
+		man, err := wasmhost.ReadManifest(f)
+		if err != nil {
+			t.Fatalf("pin: %v", err)
+		}
+		sum := sha256.Sum256(f)
+		args = append(args, "--plugin-pin", man.Name+"="+hex.EncodeToString(sum[:]))
+	}
+	return args
 }
