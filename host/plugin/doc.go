@@ -20,6 +20,19 @@
 // are no longer current stay alive while sessions are still pinned to them
 // ("draining") and are closed when their last session ends.
 //
+// # Trust
+//
+// A version is trusted when it is embedded (first-party) or its name and
+// sha256 are among Config.Pins (the user's --plugin-pin flags). A Dir file
+// that carries a first-party or pinned name loads only with a matching
+// pin, so every version of such a name is trusted; a file with a new,
+// unpinned name loads untrusted. Host calls are answered only for trusted
+// versions (judged by the version the instance runs), and Binding.Trusted
+// tells the session side whether it may type a secret. Dir itself, and
+// every file read from it, must not be writable by group or others (nor
+// belong to another user than this one or root), checked on the open
+// descriptor. See trust.go.
+//
 // # Instances and pools
 //
 // Each version owns up to Config.PoolSize instances, created lazily: a new

@@ -418,7 +418,7 @@ func (r *Registry) publish(v *version) {
 		r.files[v.src.path] = &fileEntry{name: v.man.Name, sha: v.sha}
 	}
 	r.mu.Unlock()
-	attrs := []any{"plugin", v.man.Name, "version", v.man.Version, "sha256", short(v.sha), "source", v.src.origin}
+	attrs := []any{"plugin", v.man.Name, "version", v.man.Version, "sha256", short(v.sha), "source", v.src.origin, "trusted", v.trusted}
 	if old != nil {
 		attrs = append(attrs, "previous", old.man.Version)
 	}
