@@ -12,8 +12,8 @@
 // current version. A version is one compiled module (one wazero Runtime, so
 // closing it frees everything it holds), identified by the sha256 of its
 // bytes. Embedded plugins are loaded at Open; a .wasm file in Config.Dir with
-// the same manifest name overrides the embedded one, and a file with a new
-// name adds a plugin. If several files in Dir carry the same name, the one
+// the same manifest name overrides the embedded one when pinned (see
+// Trust), and a file with a new name adds a plugin. If several files in Dir carry the same name, the one
 // loaded last wins (at Open: the last in lexical order; later: the most
 // recently written). The current version is published through an
 // atomic.Pointer, so the data path never takes a registry lock. Versions that
