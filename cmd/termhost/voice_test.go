@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Issue 17's "one voice for agents", end to end over stdio.
@@ -36,5 +41,20 @@ func TestOtherSpellings(t *testing.T) {
 	}
 	if r := h.must("kill_pty", map[string]any{"session_id": id}); r["killed"] != true {
 		t.Fatalf("kill_pty with session_id: %v", r)
+	}
+}
+
+// TestPluginDirCreated: `serve --plugin-dir DIR` before DIR exists (the
+// README's walkthrough order) creates it, writable by its owner alone, and
+// serves.
+func TestPluginDirCreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plugins.d")
+	cs := startServe(t, "--plugin-dir", dir)
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "plugins_list"}); err != nil {
+		t.Fatalf("plugins_list: %v", err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+		t.Fatalf("plugin dir: %v %v", st, err)
 	}
 }
