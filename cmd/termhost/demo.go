@@ -255,7 +255,6 @@ func (m *colorMode) Set(s string) error {
 	return nil
 }
 
-
 // enabled says whether output gets colour. auto follows
 // https://no-color.org (NO_COLOR set and non-empty turns colour off) and
 // gives none to a pipe or a file; an explicit --color=always wins over
