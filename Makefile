@@ -4,12 +4,18 @@ GO       ?= go
 PLUGINS  := plugins/telnet plugins/shell plugins/vt plugins/ssh plugins/dialect sdk/examples/upper
 BENCHTIME ?= 1s
 
-.PHONY: all build plugins check-plugins test test-wasm test-short bench demo vet fmt clean
+.PHONY: all build install plugins check-plugins test test-wasm test-short bench demo vet fmt clean
 
 all: build
 
 build: plugins
 	$(GO) build -trimpath -o bin/termhost ./cmd/termhost
+
+# go install's directory: GOBIN, else GOPATH/bin (~/go/bin), which MCP
+# clients find when it is on PATH.
+install: plugins
+	$(GO) install -trimpath ./cmd/termhost
+	@echo "installed $$( d=$$($(GO) env GOBIN); [ -n "$$d" ] || d=$$($(GO) env GOPATH)/bin; echo $$d )/termhost"
 
 plugins:
 	@for p in $(PLUGINS); do echo "wasmbuild $$p"; $(GO) run ./sdk/cmd/wasmbuild $$p || exit 1; done

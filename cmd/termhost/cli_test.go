@@ -87,7 +87,9 @@ func TestUsageErrors(t *testing.T) {
 		{nil, []string{"serve", "--write-timeout", "soon"}, `invalid value "soon" for flag -write-timeout`},
 		{nil, []string{"serve", "--write-timeout", "0s"}, "write-timeout 0s: must be more than 0"},
 		{[]string{"TERMHOST_WRITE_TIMEOUT=forever"}, []string{"serve"}, `environment TERMHOST_WRITE_TIMEOUT="forever"`},
-		{nil, []string{"demo", "--color=sometimes"}, `"sometimes" for -color: expected auto, always or never`},
+		{nil, []string{"demo", "--color=sometimes"}, `invalid value "sometimes" for flag -color: expected auto, always or never`},
+		{nil, []string{"serve", "--tools", "telnet,foo"}, `tools "foo": unknown tool group (known: telnet,ssh,pty,tui,devices,plugins)`},
+		{[]string{"TERMHOST_TOOLS=pty,bar"}, []string{"serve"}, `tools "bar": unknown tool group`},
 	} {
 		stdout, stderr, status := runBinary(t, tc.env, tc.args...)
 		if status != 2 || !strings.Contains(stderr, tc.want) || stdout != "" {

@@ -27,6 +27,7 @@ func demoFlags(fs *flags) func(stdout, stderr io.Writer) error {
 	var po pluginOptions
 	po.register(fs)
 	color := colorAuto
+	fs.alone("color", "always")
 	fs.Var(&color, "color", `colour: "auto" (when stdout is a terminal and NO_COLOR is not set), "always" (also plain --color) or "never"; without colour the device's own escape codes are shown as text (\e[32m)`)
 	return func(stdout, stderr io.Writer) error {
 		return demo(po, color.enabled(os.Getenv("NO_COLOR"), isTerminal(stdout)), stdout, stderr)
@@ -228,8 +229,8 @@ func (d *demoRun) call(tool string, args map[string]any) map[string]any {
 	return obj
 }
 
-// colorMode is the demo's --color: a boolean flag (plain --color means
-// always) that also takes auto.
+// colorMode is the demo's --color: auto, always or never; plain --color
+// means always (flags.alone).
 type colorMode string
 
 const (
@@ -253,8 +254,6 @@ func (m *colorMode) Set(s string) error {
 	}
 	return nil
 }
-
-func (m *colorMode) IsBoolFlag() bool { return true }
 
 // enabled says whether output gets colour. auto follows
 // https://no-color.org (NO_COLOR set and non-empty turns colour off) and

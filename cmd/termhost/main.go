@@ -18,11 +18,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -211,6 +213,26 @@ func (o *pluginOptions) config(log *slog.Logger) (host.Config, error) {
 	}, nil
 }
 
+// makePluginDir creates the plugin directory serve was told to watch when
+// it does not exist yet (the README's walkthrough starts the server before
+// building the first plugin into it): only its owner may write it, as the
+// plugin registry requires.
+func makePluginDir(dir string, log *slog.Logger) error {
+	if dir == "" {
+		return nil
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there, or the registry says what is wrong with it
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("plugin-dir %s: %w", dir, err)
+	}
+	if log != nil {
+		log.Info("created the plugin directory", "dir", dir)
+	}
+	return nil
+}
+
 // logOptions are the logging flags. Logs always go to stderr.
 type logOptions struct {
 	level string
@@ -303,8 +325,14 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	if err := makePluginDir(cfg.PluginDir, log); err != nil {
+		return cfg, err
+	}
 	for _, t := range strings.Split(o.tools, ",") {
 		if t = strings.TrimSpace(t); t != "" {
+			if !slices.Contains(mcp.Groups, t) {
+				return host.Config{}, usagef("tools %q: unknown tool group (known: %s)", t, strings.Join(mcp.Groups, ","))
+			}
 			cfg.Tools = append(cfg.Tools, t)
 		}
 	}
@@ -451,6 +479,17 @@ type flags struct {
 	fallbacks []fallback
 	// positional: the command takes arguments after its flags (fs.Args).
 	positional bool
+	bare       map[string]string // flags that may stand alone, and the value they then take
+}
+
+// alone lets flag name be given without a value (plain --color), meaning
+// value; with a value it is checked like any other flag, so a wrong one is
+// "invalid value", not the flag package's "invalid boolean value".
+func (f *flags) alone(name, value string) {
+	if f.bare == nil {
+		f.bare = map[string]string{}
+	}
+	f.bare[name] = value
 }
 
 type fallback struct {
@@ -486,6 +525,17 @@ func (f *flags) envFunc(name, variable, shown string, value func(string) string)
 // parse parses args, then applies the environment fallbacks. A command
 // takes no positional arguments.
 func (f *flags) parse(args []string) error {
+	if len(f.bare) > 0 {
+		args = slices.Clone(args)
+		for i, a := range args {
+			if a == "--" || !strings.HasPrefix(a, "-") {
+				break
+			}
+			if v, ok := f.bare[strings.TrimLeft(a, "-")]; ok {
+				args[i] = a + "=" + v
+			}
+		}
+	}
 	if err := f.Parse(args); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/termhost/termhost/host/session"
 )
@@ -63,6 +64,42 @@ func screenText(lines []string) string {
 		n--
 	}
 	return strings.Join(lines[:n], "\n")
+}
+
+// matchText is the plain screen as a pattern on it sees it: as a person
+// reading the screen would, the cursor's row runs up to the cursor, so the
+// blank a prompt ends with (`$ `) is there although rows are sent without
+// their trailing blanks. Other rows are as screenText gives them.
+func matchText(rep screenReply) string {
+	lines := rep.Lines
+	if r := rep.Cursor.Row; r >= 0 && r < len(lines) {
+		if pad := rep.Cursor.Col - cellWidth(lines[r]); pad > 0 {
+			lines = append([]string(nil), lines...)
+			lines[r] += strings.Repeat(" ", pad)
+		}
+	}
+	return screenText(lines)
+}
+
+// cellWidth is how many terminal columns s takes: two for the East Asian
+// wide and fullwidth ranges and most emoji, none for combining marks, one
+// otherwise. It only has to be right for the cursor's row of a plain
+// screen, where an overestimate pads less.
+func cellWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r), r == 0x200b, r == 0x200d:
+		case r >= 0x1100 && r <= 0x115f, r >= 0x2e80 && r <= 0xa4cf && r != 0x303f,
+			r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,
+			r >= 0xff00 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6,
+			r >= 0x1f300 && r <= 0x1f64f, r >= 0x1f900 && r <= 0x1f9ff, r >= 0x20000 && r <= 0x3fffd:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // views remembers, per client and session, the rows a client was last

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"runtime/debug"
@@ -109,14 +110,105 @@ func decodeArgs[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) 
 	if !isObj {
 		return in, &ArgError{Field: "arguments", Msg: "must be an object, got " + describe(args)}
 	}
+	changed, err := normalize(sc, obj)
+	if err != nil {
+		return in, err
+	}
 	if err := checkObject(sc, obj); err != nil {
 		return in, err
+	}
+	if changed {
+		if raw, err = json.Marshal(obj); err != nil {
+			return in, fmt.Errorf("%w: encode arguments: %v", errInternal, err)
+		}
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		// checkObject has vouched for every field; this is a bug.
 		return in, fmt.Errorf("%w: decode arguments: %v", errInternal, err)
 	}
 	return in, nil
+}
+
+// aliases are the spellings of one argument that the seeds use on
+// different tools: a model that learnt `sessionId` on telnet_read tries it
+// on view_screen. A tool documents one; the others are accepted for it.
+var aliases = [][]string{
+	{"sessionId", "session_id", "processId"},
+	{"session_ids", "sessionIds"},
+}
+
+// normalize rewrites, before the schema check, what a client sends in
+// another shape than the schema's but with one meaning: an alias of the
+// tool's own argument name (aliases), and an array or object sent as a
+// string holding its JSON (the MCP Inspector CLI sends `args=["a"]` as the
+// string `["a"]`) — for a field that takes a string or an array (keys),
+// too, when the whole string is a JSON array. A field that takes only
+// strings is never reinterpreted. It reports whether obj changed.
+func normalize(sc *jsonschema.Schema, obj map[string]any) (bool, error) {
+	changed := false
+	for _, group := range aliases {
+		own := ""
+		for _, name := range group {
+			if sc.Properties[name] != nil {
+				own = name
+				break
+			}
+		}
+		if own == "" {
+			continue
+		}
+		for _, alt := range group {
+			v, given := obj[alt]
+			if alt == own || !given || sc.Properties[alt] != nil {
+				continue
+			}
+			if mine, both := obj[own]; both && mine != nil && v != nil && !sameJSON(mine, v) {
+				return changed, &ArgError{Field: own, Msg: fmt.Sprintf("given twice with different values (as %s and as %s)", own, alt)}
+			}
+			if obj[own] == nil {
+				obj[own] = v
+			}
+			delete(obj, alt)
+			changed = true
+		}
+	}
+	for name, v := range obj {
+		str, isStr := v.(string)
+		prop := sc.Properties[name]
+		if !isStr || prop == nil {
+			continue
+		}
+		ts := types(prop)
+		trimmed := strings.TrimSpace(str)
+		want := ""
+		switch {
+		case slices.Contains(ts, "array") && strings.HasPrefix(trimmed, "["):
+			want = "array"
+		case slices.Contains(ts, "object") && strings.HasPrefix(trimmed, "{"):
+			want = "object"
+		default:
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(trimmed))
+		dec.UseNumber()
+		var parsed any
+		if err := dec.Decode(&parsed); err != nil || jsonType(parsed) != want {
+			continue // left as it is: the schema check says what was expected
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			continue // left as it is: the schema check says what was expected
+		}
+		obj[name] = parsed
+		changed = true
+	}
+	return changed, nil
+}
+
+// sameJSON reports whether two decoded JSON values are equal.
+func sameJSON(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // checkObject checks an arguments object against the tool's schema: no

@@ -189,3 +189,46 @@ func connectInMemory(t *testing.T, s *Server) *sdk.ClientSession {
 	t.Cleanup(func() { cs.Close(); ss.Close() })
 	return cs
 }
+
+// TestArgumentSpellings: the other seed's spelling of the session argument
+// is accepted on every tool (a model that used sessionId on telnet_read
+// tries it on view_screen), and an array or object sent as a string
+// holding its JSON (the MCP Inspector CLI's `args=["a"]`) is taken as that
+// array or object. A string argument is never reinterpreted.
+func TestArgumentSpellings(t *testing.T) {
+	tui := schema[tuiSessionIn](nil)
+	for _, args := range []string{`{"session_id":"s1"}`, `{"sessionId":"s1"}`, `{"processId":"s1"}`, `{"session_id":"s1","sessionId":"s1"}`} {
+		in, err := decodeArgs[tuiSessionIn](tui, json.RawMessage(args))
+		if err != nil || in.SessionID != "s1" {
+			t.Errorf("%s: %+v %v", args, in, err)
+		}
+	}
+	if _, err := decodeArgs[tuiSessionIn](tui, json.RawMessage(`{"session_id":"s1","sessionId":"s2"}`)); err == nil ||
+		err.Error() != "invalid arguments: session_id: given twice with different values (as session_id and as sessionId)" {
+		t.Errorf("two different values: %v", err)
+	}
+	telnet := schema[sessionIn](sessionRef)
+	if in, err := decodeArgs[sessionIn](telnet, json.RawMessage(`{"session_id":"t1"}`)); err != nil || in.SessionID != "t1" {
+		t.Errorf("session_id on a telnet tool: %+v %v", in, err)
+	}
+
+	launch := schema[launchIn](nil)
+	in, err := decodeArgs[launchIn](launch, json.RawMessage(`{"command":"vim","args":"[\"notes.txt\", \"-n\"]","env":"{\"A\": \"1\"}"}`))
+	if err != nil || len(in.Args) != 2 || in.Args[0] != "notes.txt" || in.Args[1] != "-n" || in.Env["A"] != "1" {
+		t.Fatalf("JSON in strings: %+v %v", in, err)
+	}
+	for _, c := range []struct{ args, want string }{
+		{`{"command":"vim","args":"notes.txt"}`, `invalid arguments: args: must be an array, got the string "notes.txt"`},
+		{`{"command":"vim","args":"[\"a\"] x"}`, `invalid arguments: args: must be an array, got the string "[\"a\"] x"`},
+		{`{"command":"vim","args":"{\"a\":1}"}`, `invalid arguments: args: must be an array, got the string "{\"a\":1}"`},
+		{`{"command":"vim","args":"[1]"}`, `invalid arguments: args[0]: must be a string, got the number 1`},
+	} {
+		if _, err := decodeArgs[launchIn](launch, json.RawMessage(c.args)); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v\n want %s", c.args, err, c.want)
+		}
+	}
+	// command is a string: a JSON array in it is the command's text.
+	if in, err := decodeArgs[launchIn](launch, json.RawMessage(`{"command":"[\"x\"]"}`)); err != nil || in.Command != `["x"]` {
+		t.Errorf("string argument reinterpreted: %+v %v", in, err)
+	}
+}

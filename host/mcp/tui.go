@@ -385,7 +385,7 @@ func (s *Server) screenWait(ctx context.Context, sess *session.Session, w screen
 			}
 			spec.Check = func() bool {
 				rep, err := s.queryScreen(ctx, sess, map[string]any{"op": "screen", "format": "plain"})
-				return err == nil && re.MatchString(screenText(rep.Lines))
+				return err == nil && re.MatchString(matchText(rep))
 			}
 		}
 	} else if w.OnScreen {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -31,7 +32,7 @@ func Build(t testing.TB, name string) string {
 		return p
 	}
 	if dir == "" {
-		d, err := os.MkdirTemp("", "termhost-testapps-")
+		d, err := os.MkdirTemp(scratch(), "termhost-testapps-")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,4 +48,20 @@ func Build(t testing.TB, name string) string {
 	}
 	built[name] = out
 	return out
+}
+
+// scratch is where the apps are built: beside the test binary when `go
+// test` built it in its own work directory (removed when the run ends, so
+// nothing is left in the temporary directory), else the temporary
+// directory.
+func scratch() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	d := filepath.Dir(exe)
+	if strings.Contains(d, "go-build") {
+		return d
+	}
+	return ""
 }
