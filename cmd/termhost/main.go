@@ -528,7 +528,7 @@ func (f *flags) parse(args []string) error {
 	if len(f.bare) > 0 {
 		args = slices.Clone(args)
 		for i, a := range args {
-			if a == "--" || !strings.HasPrefix(a, "-") {
+			if a == "--" {
 				break
 			}
 			if v, ok := f.bare[strings.TrimLeft(a, "-")]; ok {
