@@ -260,7 +260,7 @@ func TestHTTPDeleteEndsSessions(t *testing.T) {
 func TestHTTPAuth(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "conf")
 	file := filepath.Join(dir, "termhost", "token")
-	srv := startHTTP(t, "--token-file", file)
+	srv := startHTTP(t, "--token-file", file, "--log-level", "debug")
 	if len(srv.token) < 22 {
 		t.Fatalf("token %q: want at least 128 bits, URL-safe", srv.token)
 	}
@@ -309,7 +309,7 @@ func TestHTTPAuth(t *testing.T) {
 	}
 	logs := srv.logs.String()
 	if n := strings.Count(logs, srv.token); n != 1 {
-		t.Fatalf("the token appears %d times in the log, want once (the start line):\n%s", n, logs)
+		t.Fatalf("the token appears %d times in the debug log, want once (the start line):\n%s", n, logs)
 	}
 	if !strings.Contains(logs, "Authorization: Bearer "+srv.token) {
 		t.Fatalf("the start line does not show the header:\n%s", logs)
