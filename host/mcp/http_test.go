@@ -451,10 +451,10 @@ func TestHTTPAllowRemote(t *testing.T) {
 }
 
 // TestHTTPDeleteWithoutInitialized: a client that initializes but never
-// sends notifications/initialized (go-sdk serves its calls anyway) still
-// has its terminal sessions ended when it deletes its MCP session; a
-// DELETE by another token's request, or of a session that does not exist,
-// ends nothing.
+// sends notifications/initialized (go-sdk serves its calls anyway) keeps
+// its sessions across connections with its MCP-Session-Id, and has them
+// ended when it deletes its MCP session; a DELETE of a session that does
+// not exist ends nothing.
 func TestHTTPDeleteWithoutInitialized(t *testing.T) {
 	h, url := newHTTPHost(t, mcp.HTTPOptions{})
 	var sid string
@@ -484,6 +484,13 @@ func TestHTTPDeleteWithoutInitialized(t *testing.T) {
 		t.Fatalf("launch_app: %s", b)
 	}
 	id := string(m[1])
+	// On a new connection, with the same MCP-Session-Id, the session is
+	// still this client's.
+	authClient.CloseIdleConnections()
+	resp = do(http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`)
+	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), id) {
+		t.Fatalf("list_sessions on a new connection: %s", b)
+	}
 	real := sid
 	sid = "no-such-session"
 	if resp := do(http.MethodDelete, ""); resp.StatusCode != http.StatusNotFound {
