@@ -29,7 +29,7 @@ func (o *httpOptions) register(fs *flags) {
 		"; a non-loopback host needs --allow-remote")
 	fs.env("http", "TERMHOST_HTTP")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "let --http bind a non-loopback address and accept any Host header "+
-		"(an Origin header must still be localhost); put authentication and TLS in front")
+		"(an Origin header must still be localhost); put TLS in front: the bearer token travels in clear")
 	fs.env("allow-remote", "TERMHOST_ALLOW_REMOTE")
 	fs.StringVar(&o.tokenFile, "token-file", "", "`file` of the bearer token HTTP clients must send (Authorization: Bearer <token>); "+
 		"written (0600) at the first start and used again afterwards (default <user config dir>/termhost/token)")
@@ -99,7 +99,7 @@ func (o *httpOptions) resolve(ctx context.Context) (string, error) {
 			why = "could not be resolved to check it is a loopback address (" + err.Error() + ")"
 		}
 		return "", usagef("--http %q: %s %s; anyone who can reach it could run programs on this machine. "+
-			"Bind 127.0.0.1 (the default), or add --allow-remote to bind it anyway (then put authentication and TLS in front)",
+			"Bind 127.0.0.1 (the default), or add --allow-remote to bind it anyway (then put TLS in front: the bearer token travels in clear)",
 			o.addr, host, why)
 	}
 	return addr, nil
