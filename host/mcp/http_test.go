@@ -649,9 +649,11 @@ func TestHTTPSlowBodies(t *testing.T) {
 	mustCall(t, cs, "list_sessions", nil)
 	for range 20 {
 		res := <-results
-		want, within := "408", 2*bound
+		// Generous margins for a loaded machine: without the bound they
+		// stay open until the test gives up (10 s).
+		want, within := "408", 3*bound
 		if !res.token {
-			want, within = "401", bound/2
+			want, within = "401", bound
 		}
 		if res.err != nil || !strings.Contains(res.status, want) || res.lasted > within {
 			t.Errorf("trickling body (token %v): %q after %v (%v); want %s within %v", res.token, res.status, res.lasted, res.err, want, within)
@@ -673,7 +675,7 @@ func TestHTTPSlowBodies(t *testing.T) {
 	}
 	defer c.Close()
 	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+testToken+"\r\nContent-Length: 10\r\n\r\n")
-	c.SetReadDeadline(time.Now().Add(bound / 2))
+	c.SetReadDeadline(time.Now().Add(bound))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a fifth body at once: %v %v; want 503 with Retry-After at once", resp, err)
