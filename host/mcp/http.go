@@ -52,8 +52,8 @@ type HTTPOptions struct {
 	// (Authorization: Bearer <token>; 401 otherwise). Empty refuses every
 	// request, unless NoAuth.
 	Token string
-	// NoAuth serves without a token: the caller allows it only on a
-	// loopback address (SPEC TRUST-5).
+	// NoAuth serves without a token (Token is then ignored): the caller
+	// allows it only on a loopback address (SPEC TRUST-5).
 	NoAuth bool
 	// SessionTimeout closes an MCP session (2025-11-25 era) that has had
 	// no request for this long; its terminal sessions then become orphans
@@ -116,7 +116,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			Logger:                       sdkLogger(s.log),
 		}),
 	}
-	if o.Token != "" {
+	if o.Token != "" && !o.NoAuth {
 		h.tokenSum = sha256.Sum256([]byte(o.Token))
 		h.user = tokenUser(h.tokenSum)
 		// go-sdk takes the token's identity from the request's context,
