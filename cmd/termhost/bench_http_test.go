@@ -18,27 +18,39 @@ import (
 // then the same call over stdio by the minimal stdio client, for scale.
 func BenchmarkHTTPToolCallLatency(b *testing.B) {
 	srv := startHTTP(b)
-	setup := connectEra(b, srv.url, eraModern, nil)
+	setup := connectEra(b, srv, eraModern, nil)
 	id := mustCall(b, setup, "launch_app", map[string]any{"command": "cat", "cols": 80, "rows": 24})["session_id"].(string)
 	args := map[string]any{"session_id": id}
 	samples := map[string][]time.Duration{}
-	lean := newHTTPLean(b, srv.url, eraModern)
+	lean := newHTTPLean(b, srv, eraModern)
 	for b.Loop() { // ns/op: the first phase's
 		start := time.Now()
 		lean.call(b, "view_screen", args)
 		samples["lean-"+eraModern] = append(samples["lean-"+eraModern], time.Since(start))
 	}
 	n := len(samples["lean-"+eraModern])
+	// A 2025-era client has its own MCP session, and sessions are their
+	// owner's (SPEC TRUST-5): each views a session of its own.
+	launch := map[string]any{"command": "cat", "cols": 80, "rows": 24}
 	for _, era := range []string{eraModern, eraLegacy} {
 		if era == eraLegacy {
-			lean := newHTTPLean(b, srv.url, era)
+			lean := newHTTPLean(b, srv, era)
+			var launched struct {
+				SessionID string `json:"session_id"`
+			}
+			json.Unmarshal([]byte(lean.result(b, "launch_app", launch)), &launched)
+			own := map[string]any{"session_id": launched.SessionID}
 			for range n {
 				start := time.Now()
-				lean.call(b, "view_screen", args)
+				lean.call(b, "view_screen", own)
 				samples["lean-"+era] = append(samples["lean-"+era], time.Since(start))
 			}
 		}
-		cs := connectEra(b, srv.url, era, nil)
+		cs := connectEra(b, srv, era, nil)
+		args := args
+		if era == eraLegacy {
+			args = map[string]any{"session_id": mustCall(b, cs, "launch_app", launch)["session_id"]}
+		}
 		for range n {
 			start := time.Now()
 			mustCall(b, cs, "view_screen", args)
@@ -69,8 +81,9 @@ type httpLean struct {
 	client        *http.Client
 }
 
-func newHTTPLean(b *testing.B, url, era string) *httpLean {
-	c := &httpLean{url: url, era: era, client: &http.Client{Timeout: 30 * time.Second}}
+func newHTTPLean(b *testing.B, srv *httpServer, era string) *httpLean {
+	c := &httpLean{url: srv.url, era: era, client: bearerClient(srv.token)}
+	c.client.Timeout = 30 * time.Second
 	if era == eraLegacy {
 		resp := c.post(b, "initialize", map[string]any{"protocolVersion": era, "capabilities": map[string]any{},
 			"clientInfo": map[string]any{"name": "lean", "version": "1"}}, "")
@@ -90,6 +103,20 @@ func newHTTPLean(b *testing.B, url, era string) *httpLean {
 
 func (c *httpLean) call(b *testing.B, tool string, args map[string]any) {
 	readResult(b, c.post(b, "tools/call", map[string]any{"name": tool, "arguments": args}, tool))
+}
+
+// result calls a tool and returns the text of its result.
+func (c *httpLean) result(b *testing.B, tool string, args map[string]any) string {
+	var msg struct {
+		Result struct {
+			Content []struct{ Text string }
+		}
+	}
+	json.Unmarshal([]byte(readResult(b, c.post(b, "tools/call", map[string]any{"name": tool, "arguments": args}, tool))), &msg)
+	if len(msg.Result.Content) == 0 {
+		b.Fatalf("%s: no result", tool)
+	}
+	return msg.Result.Content[0].Text
 }
 
 func (c *httpLean) post(b *testing.B, method string, params map[string]any, name string) *http.Response {
@@ -129,9 +156,9 @@ func (c *httpLean) post(b *testing.B, method string, params map[string]any, name
 	return resp
 }
 
-// readResult reads an SSE answer up to the response and checks it is a
-// result.
-func readResult(b *testing.B, resp *http.Response) {
+// readResult reads an SSE answer up to the response, checks it is a
+// result and returns it.
+func readResult(b *testing.B, resp *http.Response) string {
 	defer resp.Body.Close()
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	for {
@@ -140,7 +167,7 @@ func readResult(b *testing.B, resp *http.Response) {
 			if !strings.Contains(data, `"result"`) || strings.Contains(data, `"isError":true`) {
 				b.Fatalf("not a result: %s", data)
 			}
-			return
+			return data
 		}
 		if err != nil {
 			b.Fatalf("no response: %v", err)

@@ -16,6 +16,8 @@ import (
 type httpOptions struct {
 	addr        string
 	allowRemote bool
+	tokenFile   string
+	noAuth      bool
 }
 
 // defaultHTTPPort is the port of --http when neither it nor PORT names one.
@@ -27,8 +29,34 @@ func (o *httpOptions) register(fs *flags) {
 		"; a non-loopback host needs --allow-remote")
 	fs.env("http", "TERMHOST_HTTP")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "let --http bind a non-loopback address and accept any Host header "+
-		"(an Origin header must still be localhost); put authentication and TLS in front")
+		"(an Origin header must still be localhost); put TLS in front: the bearer token travels in clear")
 	fs.env("allow-remote", "TERMHOST_ALLOW_REMOTE")
+	fs.StringVar(&o.tokenFile, "token-file", "", "`file` of the bearer token HTTP clients must send (Authorization: Bearer <token>); "+
+		"written (0600) at the first start and used again afterwards (default <user config dir>/termhost/token)")
+	fs.env("token-file", "TERMHOST_TOKEN_FILE")
+	// No environment variable: an inherited one must not switch
+	// authentication off unseen.
+	fs.BoolVar(&o.noAuth, "no-auth", false, "serve --http without a token: any program or user on this machine can then run "+
+		"programs as you; only on a loopback address, never with --allow-remote")
+}
+
+// auth returns the token HTTP clients must send and the file it is in,
+// or, with --no-auth, nothing (after checking it is allowed).
+func (o *httpOptions) auth() (token, file string, reused bool, err error) {
+	if o.noAuth {
+		if o.allowRemote {
+			return "", "", false, usagef("--no-auth cannot be used with --allow-remote: anyone who can reach the address could run programs on this machine")
+		}
+		return "", "", false, nil
+	}
+	file = o.tokenFile
+	if file == "" {
+		if file, err = defaultTokenFile(); err != nil {
+			return "", "", false, err
+		}
+	}
+	token, reused, err = loadToken(file)
+	return token, file, reused, err
 }
 
 // on reports whether --http was given (an empty value included).
@@ -71,7 +99,7 @@ func (o *httpOptions) resolve(ctx context.Context) (string, error) {
 			why = "could not be resolved to check it is a loopback address (" + err.Error() + ")"
 		}
 		return "", usagef("--http %q: %s %s; anyone who can reach it could run programs on this machine. "+
-			"Bind 127.0.0.1 (the default), or add --allow-remote to bind it anyway (then put authentication and TLS in front)",
+			"Bind 127.0.0.1 (the default), or add --allow-remote to bind it anyway (then put TLS in front: the bearer token travels in clear)",
 			o.addr, host, why)
 	}
 	return addr, nil

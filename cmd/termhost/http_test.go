@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,19 +36,34 @@ const (
 
 // httpServer is a `termhost serve --http` process.
 type httpServer struct {
-	cmd  *exec.Cmd
-	url  string // http://127.0.0.1:port/mcp
-	logs *lockedWriter
-	done chan error // the process's exit
+	cmd       *exec.Cmd
+	url       string // http://127.0.0.1:port/mcp
+	token     string // the bearer token ("" with --no-auth)
+	tokenFile string
+	logs      *lockedWriter
+	done      chan error // the process's exit
 }
 
 var urlLine = regexp.MustCompile(`serving MCP over Streamable HTTP.* url=(\S+)`)
 
 // startHTTP starts the binary with --http on a free loopback port and
-// waits for the address it logs.
+// waits for the address it logs. Unless args name a --token-file (or say
+// --no-auth), the server gets a token file of its own in a temporary
+// directory, which it fills at start; s.token is what it holds.
 func startHTTP(t testing.TB, args ...string) *httpServer {
 	t.Helper()
 	s := &httpServer{logs: &lockedWriter{b: &strings.Builder{}}, done: make(chan error, 1)}
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--token-file="); ok {
+			s.tokenFile = v
+		} else if a == "--token-file" && i+1 < len(args) {
+			s.tokenFile = args[i+1]
+		}
+	}
+	if s.tokenFile == "" && !slices.Contains(args, "--no-auth") {
+		s.tokenFile = filepath.Join(t.TempDir(), "termhost", "token")
+		args = append([]string{"--token-file", s.tokenFile}, args...)
+	}
 	s.cmd = exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--cache-dir", cacheDir(), "--log-level", "info"}, args...)...)
 	s.cmd.Stderr = s.logs
 	if err := s.cmd.Start(); err != nil {
@@ -70,6 +86,13 @@ func startHTTP(t testing.TB, args ...string) *httpServer {
 	for {
 		if m := urlLine.FindStringSubmatch(s.logs.String()); m != nil {
 			s.url = m[1]
+			if s.tokenFile != "" {
+				b, err := os.ReadFile(s.tokenFile)
+				if err != nil {
+					t.Fatalf("token file: %v", err)
+				}
+				s.token = strings.TrimSpace(string(b))
+			}
 			return s
 		}
 		select {
@@ -84,13 +107,10 @@ func startHTTP(t testing.TB, args ...string) *httpServer {
 	}
 }
 
-// connectEra connects go-sdk's client in an era.
-func connectEra(t testing.TB, url, era string, opts *sdk.ClientOptions) *sdk.ClientSession {
+// connectEra connects go-sdk's client in an era, with the server's token.
+func connectEra(t testing.TB, srv *httpServer, era string, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e-http", Version: "1"}, opts).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: era})
+	cs, err := connectWith(srv.url, srv.token, era, opts)
 	if err != nil {
 		t.Fatalf("connect in %s: %v", era, err)
 	}
@@ -98,18 +118,46 @@ func connectEra(t testing.TB, url, era string, opts *sdk.ClientOptions) *sdk.Cli
 	return cs
 }
 
+// connectWith connects go-sdk's client in an era, sending token as the
+// bearer token ("" sends none).
+func connectWith(url, token, era string, opts *sdk.ClientOptions) (*sdk.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return sdk.NewClient(&sdk.Implementation{Name: "e2e-http", Version: "1"}, opts).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: bearerClient(token)},
+		&sdk.ClientSessionOptions{ProtocolVersion: era})
+}
+
+// bearerClient is an HTTP client that sends Authorization: Bearer token
+// with every request ("" sends none).
+func bearerClient(token string) *http.Client {
+	return &http.Client{Transport: bearer{token, http.DefaultTransport}}
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
+}
+
 // TestHTTPServeBothEras: go-sdk's client in each era against the binary:
 // discover or initialize, tools/list, launch_app of cat, send_keys,
 // view_screen, a subscription that sees the output change; then the
-// 2025-11-25 client leaves (DELETE) and a client of either era finds the
-// terminal session again by id.
+// 2025-11-25 client leaves (DELETE), which ends its terminal session.
 func TestHTTPServeBothEras(t *testing.T) {
 	srv := startHTTP(t)
 	ids := map[string]string{}
 	for _, era := range []string{eraModern, eraLegacy} {
 		t.Run(era, func(t *testing.T) {
 			updated := make(chan string, 64)
-			cs := connectEra(t, srv.url, era, &sdk.ClientOptions{
+			cs := connectEra(t, srv, era, &sdk.ClientOptions{
 				ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) {
 					select {
 					case updated <- r.Params.URI:
@@ -161,16 +209,19 @@ func TestHTTPServeBothEras(t *testing.T) {
 			}
 		})
 	}
-	// The legacy client's terminal session outlived its MCP session.
-	for _, era := range []string{eraLegacy, eraModern} {
-		cs := connectEra(t, srv.url, era, nil)
-		v := mustCall(t, cs, "view_screen", map[string]any{"session_id": ids[eraLegacy]})
-		if !strings.Contains(screenOf(t, v), "typed-"+eraLegacy) {
-			t.Fatalf("%s client, the session of a closed MCP session: %v", era, v)
-		}
+	// The legacy client's terminal session ended with its MCP session;
+	// the modern client's is there for the token's next client.
+	if !waitFor(10*time.Second, func() bool {
+		return strings.Contains(srv.logs.String(), "MCP session deleted by its client; its terminal sessions were stopped")
+	}) {
+		t.Fatal("no log of the deleted MCP session's terminal sessions")
 	}
-	if !strings.Contains(srv.logs.String(), "MCP session ended; its terminal sessions are reaped after 5 min unused") {
-		t.Fatal("no log of the orphaned sessions")
+	cs := connectEra(t, srv, eraModern, nil)
+	if _, msg, isErr := call(t, cs, "view_screen", map[string]any{"session_id": ids[eraLegacy]}); !isErr || !strings.HasPrefix(msg, "SESSION_NOT_FOUND") {
+		t.Fatalf("the deleted MCP session's terminal session: %v %s", isErr, msg)
+	}
+	if v := mustCall(t, cs, "view_screen", map[string]any{"session_id": ids[eraModern]}); !strings.Contains(screenOf(t, v), "typed-"+eraModern) {
+		t.Fatalf("the modern client's session: %v", v)
 	}
 }
 
@@ -191,6 +242,7 @@ func TestHTTPServeGuards(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+srv.token)
 		for k, v := range hdr {
 			if k == "Host" {
 				req.Host = v
@@ -271,7 +323,7 @@ func TestHTTPServeBind(t *testing.T) {
 // within about two seconds.
 func TestHTTPServeShutdown(t *testing.T) {
 	srv := startHTTP(t)
-	cs := connectEra(t, srv.url, eraLegacy, nil)
+	cs := connectEra(t, srv, eraLegacy, nil)
 	marker := fmt.Sprintf("termhost-http-shutdown-%d", time.Now().UnixNano())
 	mustCall(t, cs, "launch_app", map[string]any{"command": "sh", "args": []string{"-c", "sleep 1000; : " + marker}})
 	running := func() bool {
@@ -305,13 +357,18 @@ func TestHTTPServeShutdown(t *testing.T) {
 // TestHTTPTypeScriptClients: the official TypeScript clients against the
 // binary — @modelcontextprotocol/sdk 1.x (2025-11-25) and
 // @modelcontextprotocol/client 2.x (2026-07-28), pinned in
-// internal/tsclients. Skipped without node and npm, except in CI.
+// internal/tsclients — passing the bearer token as their users configure
+// it (requestInit: { headers }). Skipped without node and npm, except in
+// CI.
 func TestHTTPTypeScriptClients(t *testing.T) {
 	dir := tsClients(t)
 	srv := startHTTP(t)
 	for _, c := range []struct{ script, era string }{{"legacy.mjs", eraLegacy}, {"modern.mjs", eraModern}} {
 		t.Run(c.script, func(t *testing.T) {
-			res := runTSClient(t, dir, c.script, c.era, srv.url)
+			res := runTSClient(t, dir, c.script, c.era, []string{"TERMHOST_TOKEN=" + srv.token}, srv.url)
+			if !res.Unauthorized {
+				t.Fatalf("%s connected without the token", c.script)
+			}
 			switch c.era {
 			case eraLegacy:
 				if res.MCPSessionID == "" || !res.Terminated {
@@ -336,7 +393,7 @@ func TestStdioTypeScriptClients(t *testing.T) {
 	for _, c := range []struct{ script, era string }{{"legacy.mjs", eraLegacy}, {"modern.mjs", eraModern}} {
 		t.Run(c.script, func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pid")
-			res := runTSClient(t, dir, c.script, c.era, binary, cacheDir(), pidFile)
+			res := runTSClient(t, dir, c.script, c.era, nil, binary, cacheDir(), pidFile)
 			t.Logf("%s: the client's close took %d ms", c.script, res.CloseMs)
 			if res.ExitCode == nil || *res.ExitCode != 0 || res.Signal != "" {
 				t.Errorf("the server did not exit cleanly on the client's close: exit code %v, signal %q", res.ExitCode, res.Signal)
@@ -373,6 +430,8 @@ type tsResult struct {
 	WaitReason      string
 	ScreenHasText   bool
 	Terminated      bool
+	// HTTP only: a connection without the token was refused (401).
+	Unauthorized bool
 	// stdio only: the program left running, and the client's close.
 	CloseMs     int
 	ExitCode    *int
@@ -380,14 +439,16 @@ type tsResult struct {
 	SignalsSent []string
 }
 
-// runTSClient runs one client script in dir with args and checks the
+// runTSClient runs one client script in dir with args (and env added to
+// the environment: TERMHOST_TOKEN, the bearer token) and checks the
 // steps every script takes (common.mjs: steps) in protocol era.
-func runTSClient(t *testing.T, dir, script, era string, args ...string) tsResult {
+func runTSClient(t *testing.T, dir, script, era string, env []string, args ...string) tsResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -373,7 +373,12 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		var ln net.Listener
+		var token, tokenFile string
+		var reused bool
 		if o.http.on(fs) {
+			if token, tokenFile, reused, err = o.http.auth(); err != nil {
+				return err
+			}
 			if ln, err = o.http.listen(ctx); err != nil {
 				return err
 			}
@@ -394,8 +399,16 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 			}
 		}()
 		if ln != nil {
-			log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+mcp.HTTPPath, "version", mcp.Version)
-			err = h.MCP.RunHTTP(ctx, ln, mcp.HTTPOptions{AllowRemote: o.http.allowRemote})
+			url := "http://" + ln.Addr().String() + mcp.HTTPPath
+			if token == "" {
+				log.Warn("serving MCP over Streamable HTTP without authentication (--no-auth): any program or user on this machine can run programs as you through it",
+					"url", url, "version", mcp.Version)
+			} else {
+				// The one line that shows the token (SPEC TRUST-5).
+				log.Info("serving MCP over Streamable HTTP; clients send the header below (the token is also in the token file)",
+					"url", url, "version", mcp.Version, "header", "Authorization: Bearer "+token, "tokenFile", tokenFile, "reused", reused)
+			}
+			err = h.MCP.RunHTTP(ctx, ln, mcp.HTTPOptions{AllowRemote: o.http.allowRemote, Token: token, NoAuth: token == ""})
 		} else {
 			log.Info("serving MCP over stdio", "version", mcp.Version)
 			err = h.MCP.RunStdio(ctx)

@@ -78,12 +78,12 @@ func (s *Server) addDeviceTools() {
 	}, s.sendSecret)
 }
 
-func (s *Server) sendSecret(ctx context.Context, _ *sdk.CallToolRequest, in secretIn) (any, error) {
+func (s *Server) sendSecret(ctx context.Context, req *sdk.CallToolRequest, in secretIn) (any, error) {
 	cred, err := s.credential(in.CredentialID)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.lookup("sessionId", in.SessionID)
+	sess, err := s.lookup(req, "sessionId", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 		}
 		expect = re
 	}
-	sess, err := s.lookup("sessionId", in.SessionID)
+	sess, err := s.lookup(req, "sessionId", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 			return cred.Secret("password")
 		}
 	}
-	sess, err := s.lookup("sessionId", in.SessionID)
+	sess, err := s.lookup(req, "sessionId", in.SessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +14,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,10 +42,19 @@ const modernEra = "2026-07-28"
 const (
 	DefaultHTTPSessionTimeout = 30 * time.Minute
 	DefaultHTTPMaxBody        = 4 << 20
+	DefaultHTTPBodyTimeout    = 10 * time.Second
+	DefaultHTTPMaxBodyReads   = 64
 )
 
 // HTTPOptions configure the Streamable HTTP transport.
 type HTTPOptions struct {
+	// Token is the bearer token every request must carry
+	// (Authorization: Bearer <token>; 401 otherwise). Empty refuses every
+	// request, unless NoAuth.
+	Token string
+	// NoAuth serves without a token (Token is then ignored): the caller
+	// allows it only on a loopback address (SPEC TRUST-5).
+	NoAuth bool
 	// SessionTimeout closes an MCP session (2025-11-25 era) that has had
 	// no request for this long; its terminal sessions then become orphans
 	// (session.Registry.Orphan). Default DefaultHTTPSessionTimeout.
@@ -49,6 +62,15 @@ type HTTPOptions struct {
 	// MaxBodyBytes caps a request body (413 beyond). Default
 	// DefaultHTTPMaxBody.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time to read a request body, from the end
+	// of its headers (408 and the connection closed beyond). Default
+	// DefaultHTTPBodyTimeout. It is a per-request read deadline, lifted
+	// once the body is read: a response streamed for minutes (SSE) is not
+	// cut, as http.Server.ReadTimeout would cut it.
+	BodyTimeout time.Duration
+	// MaxBodyReads bounds the request bodies being read at once (503 with
+	// Retry-After beyond). Default DefaultHTTPMaxBodyReads.
+	MaxBodyReads int
 	// AllowRemote stops checking the Host header, for a server bound to a
 	// non-loopback address on purpose. Origin, when sent, must still be
 	// localhost: a browser page elsewhere never drives terminals here.
@@ -62,6 +84,12 @@ func (o *HTTPOptions) defaults() {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultHTTPMaxBody
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultHTTPBodyTimeout
+	}
+	if o.MaxBodyReads <= 0 {
+		o.MaxBodyReads = DefaultHTTPMaxBodyReads
+	}
 }
 
 // HTTPHandler serves MCP at HTTPPath in both protocol eras.
@@ -69,9 +97,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	o.defaults()
 	get := func(*http.Request) *sdk.Server { return s.mcp }
 	h := &httpHandler{
-		srv:  s,
-		opts: o,
-		log:  s.log,
+		srv:     s,
+		opts:    o,
+		log:     s.log,
+		reading: make(chan struct{}, o.MaxBodyReads),
 		stateful: sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
 			EventStore:                 sdk.NewMemoryEventStore(nil),
 			SessionTimeout:             o.SessionTimeout,
@@ -87,6 +116,22 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			Logger:                       sdkLogger(s.log),
 		}),
 	}
+	if o.Token != "" && !o.NoAuth {
+		h.tokenSum = sha256.Sum256([]byte(o.Token))
+		h.user = tokenUser(h.tokenSum)
+		// go-sdk takes the token's identity from the request's context,
+		// where only its own middleware can put it: it binds each MCP
+		// session to the user that created it, and hands the identity to
+		// every request (RequestExtra.TokenInfo; see owner.go). By the time
+		// it runs, authorize has checked the token.
+		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			if !h.tokenOK(token) {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{UserID: h.user}, nil
+		}
+		h.withToken = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	}
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
 	return mux
@@ -97,19 +142,186 @@ type httpHandler struct {
 	opts                HTTPOptions
 	log                 *slog.Logger
 	stateful, stateless http.Handler
+	// tokenSum is the token's SHA-256, user its user id (tokenUser);
+	// withToken hands the token's identity to go-sdk. Unset without a
+	// token.
+	tokenSum  [32]byte
+	user      string
+	withToken func(http.Handler) http.Handler
+	reading   chan struct{} // a slot per request body being read
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.opts.AllowRemote && !isLocalHost(r.Host) {
+		dropBody(w, r)
 		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not localhost (DNS-rebinding guard)", r.Host), http.StatusForbidden)
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !isLocalOrigin(origin) {
+		dropBody(w, r)
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not localhost", origin), http.StatusForbidden)
 		return
 	}
-	h.route(w, r).ServeHTTP(w, r)
+	if !h.authorize(w, r) {
+		return
+	}
+	user := anonymous
+	if h.user != "" {
+		user = h.user
+	}
+	r = r.WithContext(context.WithValue(r.Context(), httpOwnerKey{}, "token:"+user))
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	next := h.route(r, body)
+	if r.Method == http.MethodDelete {
+		next = h.deleting(next)
+	}
+	if h.withToken != nil {
+		next = h.withToken(next)
+	}
+	next.ServeHTTP(w, r)
 }
+
+// authorize checks the bearer token (SPEC TRUST-5) and answers 401 when
+// it is missing or wrong: a JSON-RPC error body, and WWW-Authenticate:
+// Bearer as RFC 6750 has it. The comparison takes the same time whatever
+// the token sent.
+func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request) bool {
+	if h.opts.NoAuth {
+		return true
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	given := strings.EqualFold(scheme, "Bearer") && h.withToken != nil
+	if given && h.tokenOK(strings.TrimSpace(token)) {
+		return true
+	}
+	challenge := `Bearer realm="termhost"`
+	msg := "Unauthorized: this server needs the header Authorization: Bearer <token>, with the token termhost printed when it started (also in its token file, --token-file)"
+	if r.Header.Get("Authorization") != "" {
+		challenge += `, error="invalid_token"`
+		msg = "Unauthorized: the bearer token is not this server's; use the one termhost printed when it started (also in its token file, --token-file)"
+	}
+	dropBody(w, r)
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeJSONError(w, http.StatusUnauthorized, -32001, msg)
+	return false
+}
+
+// dropBody makes sure a request refused before its body was read costs
+// no more time: net/http would otherwise read what is left of the body
+// (up to 256 KiB, without a deadline) to keep the connection, however
+// slowly it comes. The connection closes after the answer instead.
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// tokenOK compares a token with the server's in constant time (their
+// hashes, so that the length does not show either).
+func (h *httpHandler) tokenOK(token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	return h.withToken != nil && subtle.ConstantTimeCompare(sum[:], h.tokenSum[:]) == 1
+}
+
+// writeJSONError answers with a JSON-RPC error object (id null), which an
+// MCP client can show as it is.
+func writeJSONError(w http.ResponseWriter, status int, code int, msg string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// readBody reads the request's body whole (at most MaxBodyBytes) within
+// BodyTimeout and at most MaxBodyReads at once, and puts it back for the
+// handlers, which read it whole anyway. A body that trickles in is cut at
+// the deadline (408, connection closed), one beyond the cap refused (413),
+// one beyond the concurrent reads turned away (503, Retry-After). The
+// deadline is lifted once the body is read: it is the connection's, and a
+// streamed response must outlive it.
+func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	select {
+	case h.reading <- struct{}{}:
+	default:
+		dropBody(w, r)
+		w.Header().Set("Retry-After", "1")
+		writeJSONError(w, http.StatusServiceUnavailable, -32000, fmt.Sprintf("Service Unavailable: %d request bodies are being read; retry in a second", cap(h.reading)))
+		return nil, false
+	}
+	defer func() { <-h.reading }()
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		dropBody(w, r)
+	} else if deadline {
+		rc.SetReadDeadline(time.Time{})
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			http.Error(w, fmt.Sprintf("request body not received within %s", h.opts.BodyTimeout), http.StatusRequestTimeout)
+		default:
+			http.Error(w, "failed to read body", http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// deleting serves a DELETE of an MCP session: watchSession, told before
+// the session closes, ends its terminal sessions rather than orphaning
+// them (SPEC MCP-2).
+func (h *httpHandler) deleting(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get("Mcp-Session-Id")
+		if sid == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h.srv.deleted.Store(sid, true)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.status/100 != 2 {
+			h.srv.deleted.Delete(sid)
+		}
+	})
+}
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // route picks the handler of a request:
 //   - with MCP-Session-Id: the stateful handler (2025-11-25 and older);
@@ -120,9 +332,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 //   - any other GET or DELETE without a session: the stateful one, which
 //     says a session id is needed.
 //
-// Only the third and fourth read the body first; a body over the cap is
-// refused here with 413 as the handlers would.
-func (h *httpHandler) route(w http.ResponseWriter, r *http.Request) http.Handler {
+// The third and fourth look at the body, which readBody has read.
+func (h *httpHandler) route(r *http.Request, body []byte) http.Handler {
 	if r.Header.Get("Mcp-Session-Id") != "" {
 		return h.stateful
 	}
@@ -132,16 +343,6 @@ func (h *httpHandler) route(w http.ResponseWriter, r *http.Request) http.Handler
 	if r.Method != http.MethodPost || r.Body == nil {
 		return h.stateful
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	r.Body.Close()
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
-		}
-		return refuse(http.StatusBadRequest, "failed to read body")
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	if isInitialize(body) {
 		return http.HandlerFunc(h.initialize)
 	}
@@ -164,10 +365,6 @@ func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-func refuse(code int, msg string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, msg, code) })
 }
 
 // isInitialize reports whether a body holds an initialize request (alone,
@@ -224,9 +421,17 @@ func isLocalOrigin(origin string) bool {
 // every MCP session closed so hanging streams return, handlers given a
 // moment, and connections still open closed.
 func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) error {
+	if o.Token == "" && !o.NoAuth {
+		return errors.New("HTTP needs a bearer token (or NoAuth)")
+	}
+	// No ReadTimeout or WriteTimeout: they would cut SSE streams, which
+	// last as long as a client listens. Headers have ReadHeaderTimeout,
+	// bodies HTTPOptions.BodyTimeout (readBody), idle keep-alive
+	// connections IdleTimeout.
 	srv := &http.Server{
 		Handler:           s.HTTPHandler(o),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	served := make(chan error, 1)
@@ -259,14 +464,22 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) er
 	return ctx.Err()
 }
 
-// watchSession waits for an MCP session of the 2025-11-25 era to end
-// (DELETE, its idle timeout, shutdown); then the terminal sessions it
-// started become orphans: kept for a client that comes back with their
-// ids, reaped once unused for five minutes (SPEC SES-4). Over stdio every
-// terminal session ends with the client instead (ServeStdio).
+// watchSession waits for an MCP session of the 2025-11-25 era to end.
+// Ended by the client (DELETE), its terminal sessions end with it (SPEC
+// MCP-2, TRUST-3). Ended otherwise (its idle timeout, a client that went
+// away without a word), they become orphans: still the MCP session's, so
+// no other client sees them, and reaped once unused for five minutes
+// (SPEC SES-4). Over stdio every terminal session ends with the client
+// (ServeStdio).
 func (s *Server) watchSession(ss *sdk.ServerSession) {
 	ss.Wait()
 	s.forgetSubscriber(ss)
+	if _, deleted := s.deleted.LoadAndDelete(ss.ID()); deleted {
+		if n := s.deps.Sessions.CloseOwned(ss.ID()); n > 0 {
+			s.log.Info("MCP session deleted by its client; its terminal sessions were stopped", "mcpSession", ss.ID(), "sessions", n)
+		}
+		return
+	}
 	if n := s.deps.Sessions.Orphan(ss.ID()); n > 0 {
 		s.log.Info("MCP session ended; its terminal sessions are reaped after 5 min unused", "mcpSession", ss.ID(), "sessions", n)
 	}

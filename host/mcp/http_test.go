@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/termhost/termhost/host"
 	"github.com/termhost/termhost/host/mcp"
+	"github.com/termhost/termhost/host/session"
 )
 
 // The Streamable HTTP transport in process, under the race detector:
@@ -30,10 +33,31 @@ const (
 	eraLegacy = "2025-11-25"
 )
 
+// testToken is the bearer token of the test servers; authClient sends it.
+var testToken = mcp.NewToken()
+
+var authClient = &http.Client{Transport: bearer{}}
+
+// bearer sends Authorization: Bearer testToken unless the request has an
+// Authorization header.
+type bearer struct{}
+
+func (bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+testToken)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 // newHTTPHost starts a host (telnet plugin only: these tests need no
 // screen) behind an httptest server; it returns the host and /mcp's URL.
+// The server wants testToken unless opts say otherwise.
 func newHTTPHost(t *testing.T, opts mcp.HTTPOptions) (*host.Host, string) {
 	t.Helper()
+	if opts.Token == "" && !opts.NoAuth {
+		opts.Token = testToken
+	}
 	h, err := host.New(context.Background(), host.Config{Plugins: os.DirFS("../../plugins/telnet"), CacheDir: testCacheDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +87,7 @@ func connectHTTP(t *testing.T, url, era string, updated chan<- string) *sdk.Clie
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, opts).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: era})
+		&sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: authClient}, &sdk.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		t.Fatalf("connect (%s): %v", era, err)
 	}
@@ -97,12 +121,11 @@ func TestHTTPBothEras(t *testing.T) {
 				t.Fatalf("tools/list: %v %v", tools, err)
 			}
 			id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
-			sess, err := h.Sessions.Get(id)
-			if err != nil {
-				t.Fatal(err)
+			if era == eraLegacy && !h.Sessions.Owns(cs.ID(), id) {
+				t.Fatalf("the session is not the MCP session's %q", cs.ID())
 			}
-			if sess.Owner != cs.ID() {
-				t.Fatalf("owner %q, want the MCP session %q", sess.Owner, cs.ID())
+			if h.Sessions.Owns("", id) {
+				t.Fatal("the session is the stdio client's")
 			}
 			out := "pty://session/" + id + "/output"
 			if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: out}); err != nil {
@@ -130,10 +153,19 @@ func TestHTTPBothEras(t *testing.T) {
 	}
 }
 
-// TestHTTPSessionOutlivesMCPSession: DELETE ends the MCP session, not its
-// terminal sessions: they become orphans that any client finds by id, and
-// that a reconnecting client sees in the list.
-func TestHTTPSessionOutlivesMCPSession(t *testing.T) {
+// registered reports whether the registry holds the session id.
+func registered(h *host.Host, id string) *session.Session {
+	for _, s := range h.Sessions.List("") {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// TestHTTPDeleteEndsTerminalSessions: DELETE ends the MCP session and its
+// terminal sessions with it (SPEC MCP-2); another client never saw them.
+func TestHTTPDeleteEndsTerminalSessions(t *testing.T) {
 	h, url := newHTTPHost(t, mcp.HTTPOptions{})
 	first := connectHTTP(t, url, eraLegacy, nil)
 	id := mustCall(t, first, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
@@ -141,25 +173,16 @@ func TestHTTPSessionOutlivesMCPSession(t *testing.T) {
 	if strings.Contains(readResourceText(t, other, "pty://sessions/list"), id) {
 		t.Fatal("another live client lists the session")
 	}
+	sess := registered(h, id)
 	if err := first.Close(); err != nil { // DELETE
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !h.Sessions.Orphaned(id) {
+	for registered(h, id) != nil || sess.Alive() {
 		if time.Now().After(deadline) {
-			t.Fatal("the terminal session did not become an orphan after DELETE")
+			t.Fatal("the terminal session outlived the DELETE of its MCP session")
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-	for _, era := range []string{eraLegacy, eraModern} {
-		cs := connectHTTP(t, url, era, nil)
-		mustCall(t, cs, "send_keys", map[string]any{"session_id": id, "text": era + "\r"})
-		if !strings.Contains(readResourceText(t, cs, "pty://sessions/list"), id) {
-			t.Fatalf("%s: the orphan is not listed", era)
-		}
-	}
-	if sess, err := h.Sessions.Get(id); err != nil || !sess.Alive() {
-		t.Fatalf("the terminal session did not survive: %v", err)
 	}
 }
 
@@ -178,7 +201,7 @@ func TestHTTPGuards(t *testing.T) {
 				req.Header.Set(k, v)
 			}
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := authClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +245,7 @@ func TestHTTPGuards(t *testing.T) {
 	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result"`) {
 		t.Errorf("sessionless call: %d %s", resp.StatusCode, b)
 	}
-	if resp, err := http.Get(strings.TrimSuffix(url, mcp.HTTPPath) + "/other"); err != nil || resp.StatusCode != http.StatusNotFound {
+	if resp, err := authClient.Get(strings.TrimSuffix(url, mcp.HTTPPath) + "/other"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Errorf("another path: %v %v", resp, err)
 	}
 }
@@ -275,7 +298,7 @@ func TestHTTPResumption(t *testing.T) {
 		if sid != "" {
 			req.Header.Set("Mcp-Session-Id", sid)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := authClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +338,7 @@ func TestHTTPResumption(t *testing.T) {
 		if lastID != "" {
 			req.Header.Set("Last-Event-ID", lastID)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := authClient.Do(req)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET: %v %v", resp, err)
 		}
@@ -369,7 +392,9 @@ func TestHTTPResumption(t *testing.T) {
 
 // TestHTTPIdleMCPSessionOrphans: an MCP session without requests for
 // SessionTimeout is closed (its open GET stream does not keep it), and its
-// terminal sessions become orphans rather than ending.
+// terminal sessions become orphans rather than ending (a client that went
+// away without a DELETE); they stay their owner's, out of every other
+// client's sight.
 func TestHTTPIdleMCPSessionOrphans(t *testing.T) {
 	h, url := newHTTPHost(t, mcp.HTTPOptions{SessionTimeout: 300 * time.Millisecond})
 	cs := connectHTTP(t, url, eraLegacy, nil)
@@ -381,8 +406,17 @@ func TestHTTPIdleMCPSessionOrphans(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if sess, err := h.Sessions.Get(id); err != nil || !sess.Alive() {
-		t.Fatalf("the terminal session ended with its MCP session: %v", err)
+	if sess := registered(h, id); sess == nil || !sess.Alive() {
+		t.Fatal("the terminal session ended with its MCP session")
+	}
+	for _, era := range []string{eraLegacy, eraModern} {
+		other := connectHTTP(t, url, era, nil)
+		if strings.Contains(readResourceText(t, other, "pty://sessions/list"), id) {
+			t.Fatalf("%s: another client lists the orphan", era)
+		}
+		if _, _, isErr := call(t, other, "view_screen", map[string]any{"session_id": id}); !isErr {
+			t.Fatalf("%s: another client reaches the orphan", era)
+		}
 	}
 }
 
@@ -405,7 +439,7 @@ func TestHTTPAllowRemote(t *testing.T) {
 		if c.origin != "" {
 			req.Header.Set("Origin", c.origin)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := authClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,10 +450,12 @@ func TestHTTPAllowRemote(t *testing.T) {
 	}
 }
 
-// TestHTTPOrphansWithoutInitialized: a client that initializes but never
-// sends notifications/initialized (go-sdk serves its calls anyway) still
-// has its terminal sessions orphaned when its MCP session is deleted.
-func TestHTTPOrphansWithoutInitialized(t *testing.T) {
+// TestHTTPDeleteWithoutInitialized: a client that initializes but never
+// sends notifications/initialized (go-sdk serves its calls anyway) keeps
+// its sessions across connections with its MCP-Session-Id, and has them
+// ended when it deletes its MCP session; a DELETE of a session that does
+// not exist ends nothing.
+func TestHTTPDeleteWithoutInitialized(t *testing.T) {
 	h, url := newHTTPHost(t, mcp.HTTPOptions{})
 	var sid string
 	do := func(method, body string) *http.Response {
@@ -431,7 +467,7 @@ func TestHTTPOrphansWithoutInitialized(t *testing.T) {
 			req.Header.Set("Mcp-Session-Id", sid)
 			req.Header.Set("Mcp-Protocol-Version", eraLegacy)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := authClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,13 +484,26 @@ func TestHTTPOrphansWithoutInitialized(t *testing.T) {
 		t.Fatalf("launch_app: %s", b)
 	}
 	id := string(m[1])
+	// On a new connection, with the same MCP-Session-Id, the session is
+	// still this client's.
+	authClient.CloseIdleConnections()
+	resp = do(http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`)
+	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), id) {
+		t.Fatalf("list_sessions on a new connection: %s", b)
+	}
+	real := sid
+	sid = "no-such-session"
+	if resp := do(http.MethodDelete, ""); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("DELETE of a session that does not exist: %d", resp.StatusCode)
+	}
+	sid = real
 	if resp := do(http.MethodDelete, ""); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !h.Sessions.Orphaned(id) {
+	for registered(h, id) != nil {
 		if time.Now().After(deadline) {
-			t.Fatal("not orphaned after DELETE")
+			t.Fatal("the terminal session outlived the DELETE")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -476,7 +525,7 @@ func TestHTTPProgress(t *testing.T) {
 					default:
 					}
 				},
-			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: era})
+			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: authClient}, &sdk.ClientSessionOptions{ProtocolVersion: era})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -493,5 +542,147 @@ func TestHTTPProgress(t *testing.T) {
 				t.Fatal("no notifications/progress during a 2.5 s wait")
 			}
 		})
+	}
+}
+
+// runHTTP serves a host with RunHTTP (the real http.Server, with its
+// timeouts) on a loopback port; it returns the host and /mcp's URL.
+func runHTTP(t *testing.T, opts mcp.HTTPOptions) (*host.Host, string) {
+	t.Helper()
+	if opts.Token == "" && !opts.NoAuth {
+		opts.Token = testToken
+	}
+	h, err := host.New(context.Background(), host.Config{Plugins: os.DirFS("../../plugins/telnet"), CacheDir: testCacheDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.MCP.RunHTTP(ctx, ln, opts) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		h.Close()
+	})
+	return h, "http://" + ln.Addr().String() + mcp.HTTPPath
+}
+
+// trickle opens a connection that sends a POST's headers and then its
+// body one byte every `every`; it returns when the server closes the
+// connection (or after `limit`), with the status line it answered (if
+// any) and how long the connection lasted.
+func trickle(addr string, token string, every, limit time.Duration) (status string, lasted time.Duration, err error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return "", 0, err
+	}
+	defer c.Close()
+	start := time.Now()
+	hdr := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n"
+	if token != "" {
+		hdr += "Authorization: Bearer " + token + "\r\n"
+	}
+	if _, err := io.WriteString(c, hdr+"\r\n"); err != nil {
+		return "", 0, err
+	}
+	closed := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(c)
+		line, _ := r.ReadString('\n')
+		io.Copy(io.Discard, r) // until the server closes
+		closed <- strings.TrimSpace(line)
+	}()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case status = <-closed:
+			return status, time.Since(start), nil
+		case <-tick.C:
+			if time.Since(start) > limit {
+				return "", time.Since(start), fmt.Errorf("still open after %v", limit)
+			}
+			c.Write([]byte{' '})
+		}
+	}
+}
+
+// TestHTTPSlowBodies: connections that trickle a body (one byte per 300
+// ms) are answered 408 and closed once BodyTimeout has passed, with the
+// token or without it (401 at once); meanwhile a normal client keeps
+// working, its SSE streams outliving BodyTimeout (no ReadTimeout cuts
+// them). Beyond MaxBodyReads bodies at once, 503 with Retry-After.
+func TestHTTPSlowBodies(t *testing.T) {
+	const bound = time.Second
+	_, url := runHTTP(t, mcp.HTTPOptions{BodyTimeout: bound})
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), mcp.HTTPPath)
+	cs := connectHTTP(t, url, eraLegacy, nil)
+	id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+
+	type result struct {
+		token  bool
+		status string
+		lasted time.Duration
+		err    error
+	}
+	results := make(chan result, 20)
+	for i := range 20 {
+		token := ""
+		if i%2 == 0 {
+			token = testToken
+		}
+		go func() {
+			status, lasted, err := trickle(addr, token, 300*time.Millisecond, 10*time.Second)
+			results <- result{token != "", status, lasted, err}
+		}()
+	}
+	// A wait longer than the bound, on an SSE response, and calls beside.
+	start := time.Now()
+	r := mustCall(t, cs, "wait_for", map[string]any{"session_id": id, "until": "never-printed", "timeoutMs": 2500})
+	if r["reason"] != "timeout" || time.Since(start) < 2500*time.Millisecond {
+		t.Fatalf("wait_for across the body bound: %v after %v", r, time.Since(start))
+	}
+	mustCall(t, cs, "list_sessions", nil)
+	for range 20 {
+		res := <-results
+		// Generous margins for a loaded machine: without the bound they
+		// stay open until the test gives up (10 s).
+		want, within := "408", 3*bound
+		if !res.token {
+			want, within = "401", bound
+		}
+		if res.err != nil || !strings.Contains(res.status, want) || res.lasted > within {
+			t.Errorf("trickling body (token %v): %q after %v (%v); want %s within %v", res.token, res.status, res.lasted, res.err, want, within)
+		}
+	}
+
+	_, url = runHTTP(t, mcp.HTTPOptions{BodyTimeout: bound, MaxBodyReads: 4})
+	addr = strings.TrimSuffix(strings.TrimPrefix(url, "http://"), mcp.HTTPPath)
+	for range 4 {
+		go func() {
+			status, lasted, err := trickle(addr, testToken, 300*time.Millisecond, 10*time.Second)
+			results <- result{true, status, lasted, err}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+testToken+"\r\nContent-Length: 10\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(bound))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a fifth body at once: %v %v; want 503 with Retry-After at once", resp, err)
+	}
+	for range 4 {
+		if res := <-results; !strings.Contains(res.status, "408") {
+			t.Errorf("trickling body: %q after %v (%v)", res.status, res.lasted, res.err)
+		}
 	}
 }

@@ -113,8 +113,8 @@ func (s *Server) startPTY(ctx context.Context, req *sdk.CallToolRequest, in star
 }
 
 // ptySession finds a PTY session for the seed-003 tools.
-func (s *Server) ptySession(ref string) (*session.Session, error) {
-	sess, err := s.lookup("processId", ref)
+func (s *Server) ptySession(req *sdk.CallToolRequest, ref string) (*session.Session, error) {
+	sess, err := s.lookup(req, "processId", ref)
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +124,11 @@ func (s *Server) ptySession(ref string) (*session.Session, error) {
 	return sess, nil
 }
 
-func (s *Server) killPTY(ctx context.Context, _ *sdk.CallToolRequest, in processIn) (any, error) {
+func (s *Server) killPTY(ctx context.Context, req *sdk.CallToolRequest, in processIn) (any, error) {
 	if strings.TrimSpace(in.ProcessID) == "" {
 		return nil, invalid("processId", "must be a process id, got an empty string")
 	}
-	sess, err := s.ptySession(in.ProcessID)
+	sess, err := s.ptySession(req, in.ProcessID)
 	if err != nil {
 		return nil, err
 	}
@@ -156,19 +156,10 @@ type ptyEntry struct {
 	Unread    uint64    `json:"unreadBytes"`
 }
 
-// ptyList is the PTY processes a client sees: for a client without an MCP
-// session id (stdio, the stateless HTTP era) every one; for an HTTP MCP
-// session its own, those nobody owns (started by stateless requests) and
-// the orphans of MCP sessions that ended (so a client that reconnects
-// finds its processes again), but not those of another live MCP session.
-// Every tool takes any process id regardless (ids are unguessable ULIDs
-// and SPEC SES-1 makes them work with every tool).
+// ptyList is the PTY processes a client sees: its own (see owner.go).
 func (s *Server) ptyList(owner string) []ptyEntry {
 	list := []ptyEntry{}
-	for _, sess := range s.deps.Sessions.List(session.KindPTY) {
-		if owner != "" && sess.Owner != owner && sess.Owner != "" && !s.deps.Sessions.Orphaned(sess.ID) {
-			continue
-		}
+	for _, sess := range s.deps.Sessions.Owned(owner, session.KindPTY) {
 		in := sess.Info()
 		e := ptyEntry{ProcessID: in.ID, Command: in.Command, State: string(in.State), Cols: in.Cols, Rows: in.Rows,
 			Created: in.Created, Unread: in.Unread}
@@ -190,7 +181,7 @@ func (s *Server) readPTY(ctx context.Context, req *sdk.CallToolRequest, in readP
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.ptySession(in.ProcessID)
+	sess, err := s.ptySession(req, in.ProcessID)
 	if err != nil {
 		return nil, err
 	}
@@ -246,19 +237,15 @@ func jsonContents(uri string, v any) (*sdk.ReadResourceResult, error) {
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }
 
-func reqOwner(req *sdk.ReadResourceRequest) string {
-	if req != nil && req.Session != nil {
-		return req.Session.ID()
-	}
-	return ""
+func reqOwner(ctx context.Context, req *sdk.ReadResourceRequest) string {
+	return ownerOf(ctx, req.Session, req.Extra)
 }
 
-func (s *Server) readStatusResource(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	all := s.deps.Sessions.List("")
+// readStatusResource counts the client's own sessions and processes.
+func (s *Server) readStatusResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	all := s.deps.Sessions.Owned(reqOwner(ctx, req), "")
 	procs, running := 0, 0
-	owners := map[string]bool{}
 	for _, sess := range all {
-		owners[sess.Owner] = true
 		if sess.Kind == session.KindPTY {
 			procs++
 			if sess.Alive() {
@@ -266,16 +253,16 @@ func (s *Server) readStatusResource(_ context.Context, req *sdk.ReadResourceRequ
 			}
 		}
 	}
-	return jsonContents(req.Params.URI, map[string]any{"sessions": len(all), "clients": len(owners),
-		"processes": procs, "running": running})
+	return jsonContents(req.Params.URI, map[string]any{"sessions": len(all), "processes": procs, "running": running})
 }
 
-func (s *Server) readListResource(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	return jsonContents(req.Params.URI, map[string]any{"processes": s.ptyList(reqOwner(req))})
+func (s *Server) readListResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	return jsonContents(req.Params.URI, map[string]any{"processes": s.ptyList(reqOwner(ctx, req))})
 }
 
-// resourceSession finds the process a pty://session/{id}/… URI names.
-func (s *Server) resourceSession(uri, suffix string) (*session.Session, error) {
+// resourceSession finds the process of owner's that a
+// pty://session/{id}/… URI names.
+func (s *Server) resourceSession(owner, uri, suffix string) (*session.Session, error) {
 	id, ok := strings.CutPrefix(uri, "pty://session/")
 	if ok {
 		id, ok = strings.CutSuffix(id, suffix)
@@ -283,15 +270,15 @@ func (s *Server) resourceSession(uri, suffix string) (*session.Session, error) {
 	if !ok || id == "" {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	sess, err := s.deps.Sessions.Get(id)
+	sess, err := s.deps.Sessions.Get(owner, id)
 	if err != nil || sess.Kind != session.KindPTY {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	return sess, nil
 }
 
-func (s *Server) readOutputResource(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	sess, err := s.resourceSession(req.Params.URI, "/output")
+func (s *Server) readOutputResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	sess, err := s.resourceSession(reqOwner(ctx, req), req.Params.URI, "/output")
 	if err != nil {
 		return nil, err
 	}
@@ -299,8 +286,8 @@ func (s *Server) readOutputResource(_ context.Context, req *sdk.ReadResourceRequ
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: encode(p, "utf8")}}}, nil
 }
 
-func (s *Server) readProcStatusResource(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	sess, err := s.resourceSession(req.Params.URI, "/status")
+func (s *Server) readProcStatusResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	sess, err := s.resourceSession(reqOwner(ctx, req), req.Params.URI, "/status")
 	if err != nil {
 		return nil, err
 	}
@@ -329,14 +316,14 @@ type watch struct {
 // notifyEvery throttles resource-updated notifications per URI.
 const notifyEvery = 100 * time.Millisecond
 
-func (s *Server) subscribe(_ context.Context, req *sdk.SubscribeRequest) error {
+func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	uri := req.Params.URI
 	switch {
 	case uri == uriStatus || uri == uriList:
 		return nil // notified on start and kill
 	case strings.HasSuffix(uri, "/output"), strings.HasSuffix(uri, "/status"):
 		suffix := uri[strings.LastIndex(uri, "/"):]
-		sess, err := s.resourceSession(uri, suffix)
+		sess, err := s.resourceSession(ownerOf(ctx, req.Session, req.Extra), uri, suffix)
 		if err != nil {
 			return err
 		}

@@ -141,12 +141,3 @@ func encode(p []byte, enc string) string {
 	}
 	return string(p)
 }
-
-// lookup finds a session of any kind by id or name; field names the
-// argument for the error.
-func (s *Server) lookup(field, ref string) (*session.Session, error) {
-	if strings.TrimSpace(ref) == "" {
-		return nil, invalid(field, "must be a session id or name, got an empty string")
-	}
-	return s.deps.Sessions.Get(ref)
-}

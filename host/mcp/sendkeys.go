@@ -49,7 +49,7 @@ func (s *Server) addSendKeys() {
 }
 
 func (s *Server) sendKeys(ctx context.Context, req *sdk.CallToolRequest, in sendKeysIn) (any, error) {
-	sess, err := s.lookup("session_id", in.SessionID)
+	sess, err := s.lookup(req, "session_id", in.SessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,9 @@ type Server struct {
 	// tools are the raw handlers of every registered tool, for the stdio
 	// transport's direct path (see Stdio.Tools).
 	tools map[string]sdk.ToolHandler
+	// deleted are the MCP sessions (HTTP) their client is deleting, by id:
+	// watchSession ends their terminal sessions (http.go).
+	deleted sync.Map
 }
 
 // New builds the server and registers the enabled tool groups.
@@ -116,6 +119,7 @@ func New(deps Deps, cfg Config) (*Server, error) {
 		case "tui":
 			s.addTUITools()
 			s.addSendKeys()
+			s.addHandoverTools()
 			addTool(s, testerVoice, &sdk.Tool{
 				Name:        "launch_app",
 				Description: "Start a program under a PTY with a screen behind it. Returns session_id.",
@@ -179,12 +183,4 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 func (s *Server) tool(name string) (sdk.ToolHandler, bool) {
 	h, ok := s.tools[name]
 	return h, ok
-}
-
-// owner is the MCP session a call belongs to.
-func owner(req *sdk.CallToolRequest) string {
-	if req != nil && req.Session != nil {
-		return req.Session.ID()
-	}
-	return ""
 }

@@ -196,8 +196,8 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 // loginTimeout bounds a login dialogue answered by the host.
 const loginTimeout = 15 * time.Second
 
-func (s *Server) telnetSend(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (any, error) {
-	sess, err := s.lookup("sessionId", in.SessionID)
+func (s *Server) telnetSend(ctx context.Context, req *sdk.CallToolRequest, in sendIn) (any, error) {
+	sess, err := s.lookup(req, "sessionId", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -224,24 +224,27 @@ func (s *Server) telnetRead(ctx context.Context, req *sdk.CallToolRequest, in re
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.lookup("sessionId", in.SessionID)
+	sess, err := s.lookup(req, "sessionId", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	return s.read(ctx, req, sess, spec, in.MaxBytes, in.Encoding)
 }
 
-func (s *Server) telnetDisconnect(_ context.Context, _ *sdk.CallToolRequest, in sessionIn) (any, error) {
+func (s *Server) telnetDisconnect(_ context.Context, req *sdk.CallToolRequest, in sessionIn) (any, error) {
 	if strings.TrimSpace(in.SessionID) == "" {
 		return nil, invalid("sessionId", "must be a session id or name, got an empty string")
 	}
-	removed := s.deps.Sessions.Remove(in.SessionID)
+	removed := false
+	if sess, err := s.deps.Sessions.Get(owner(req), in.SessionID); err == nil {
+		removed = s.deps.Sessions.Remove(sess.ID)
+	}
 	return map[string]any{"sessionId": in.SessionID, "disconnected": removed}, nil
 }
 
-func (s *Server) telnetList(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
+func (s *Server) telnetList(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (any, error) {
 	list := []listEntry{}
-	for _, sess := range s.deps.Sessions.List(session.KindTelnet) {
+	for _, sess := range s.deps.Sessions.Owned(owner(req), session.KindTelnet) {
 		in := sess.Info()
 		list = append(list, listEntry{
 			SessionID: in.ID, Name: in.Name, Host: in.Host, Port: in.Port, ConnectedAt: in.Created,

@@ -125,7 +125,7 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "list_sessions",
-		Description: "Every session (pty, telnet, ssh) with its state and size.",
+		Description: "Your sessions (pty, telnet, ssh) with their state and size.",
 		Annotations: ro,
 	}, nil, s.listSessions)
 
@@ -194,7 +194,7 @@ func clipContent(text string, max int) (string, bool) {
 }
 
 func (s *Server) viewScreen(ctx context.Context, req *sdk.CallToolRequest, in viewIn) (any, error) {
-	sess, err := s.lookup("session_id", in.SessionID)
+	sess, err := s.lookup(req, "session_id", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +262,8 @@ func (s *Server) viewScreen(ctx context.Context, req *sdk.CallToolRequest, in vi
 	return out, nil
 }
 
-func (s *Server) getCursor(ctx context.Context, _ *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
-	sess, err := s.lookup("session_id", in.SessionID)
+func (s *Server) getCursor(ctx context.Context, req *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
+	sess, err := s.lookup(req, "session_id", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +274,8 @@ func (s *Server) getCursor(ctx context.Context, _ *sdk.CallToolRequest, in tuiSe
 	return map[string]any{"session_id": sess.ID, "row": rep.Cursor.Row, "col": rep.Cursor.Col, "visible": rep.CursorVisible}, nil
 }
 
-func (s *Server) getSize(ctx context.Context, _ *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
-	sess, err := s.lookup("session_id", in.SessionID)
+func (s *Server) getSize(ctx context.Context, req *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
+	sess, err := s.lookup(req, "session_id", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -283,8 +283,8 @@ func (s *Server) getSize(ctx context.Context, _ *sdk.CallToolRequest, in tuiSess
 	return map[string]any{"session_id": sess.ID, "cols": cols, "rows": rows}, nil
 }
 
-func (s *Server) resizeTerminal(ctx context.Context, _ *sdk.CallToolRequest, in resizeIn) (any, error) {
-	sess, err := s.lookup("session_id", in.SessionID)
+func (s *Server) resizeTerminal(ctx context.Context, req *sdk.CallToolRequest, in resizeIn) (any, error) {
+	sess, err := s.lookup(req, "session_id", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -294,20 +294,20 @@ func (s *Server) resizeTerminal(ctx context.Context, _ *sdk.CallToolRequest, in 
 	return map[string]any{"session_id": sess.ID, "cols": in.Cols, "rows": in.Rows, "success": true}, nil
 }
 
-func (s *Server) restartApp(ctx context.Context, _ *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
-	sess, err := s.lookup("session_id", in.SessionID)
+func (s *Server) restartApp(ctx context.Context, req *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
+	sess, err := s.lookup(req, "session_id", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := s.deps.Sessions.Restart(ctx, sess.ID)
+	ns, err := s.deps.Sessions.Restart(ctx, sess)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"session_id": ns.ID, "success": true}, nil
 }
 
-func (s *Server) stopApp(ctx context.Context, _ *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
-	sess, err := s.lookup("session_id", in.SessionID)
+func (s *Server) stopApp(ctx context.Context, req *sdk.CallToolRequest, in tuiSessionIn) (any, error) {
+	sess, err := s.lookup(req, "session_id", in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -337,9 +337,9 @@ type sessionEntry struct {
 	ExitSignal string    `json:"exit_signal,omitempty"`
 }
 
-func (s *Server) listSessions(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
+func (s *Server) listSessions(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (any, error) {
 	list := []sessionEntry{}
-	for _, sess := range s.deps.Sessions.List("") {
+	for _, sess := range s.deps.Sessions.Owned(owner(req), "") {
 		in := sess.Info()
 		e := sessionEntry{SessionID: in.ID, Name: in.Name, Kind: string(in.Kind), Command: in.Command,
 			Host: in.Host, Port: in.Port, State: string(in.State), Cols: in.Cols, Rows: in.Rows, Created: in.Created}
@@ -479,7 +479,7 @@ func (s *Server) waitFor(ctx context.Context, req *sdk.CallToolRequest, in waitF
 		if in.SessionID == "" || i > 0 {
 			field = fmt.Sprintf("session_ids[%d]", i-btoi(in.SessionID != ""))
 		}
-		sess, err := s.lookup(field, ref)
+		sess, err := s.lookup(req, field, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -537,7 +537,7 @@ func (s *Server) waitFor(ctx context.Context, req *sdk.CallToolRequest, in waitF
 		out = first.out
 	}
 	if in.View != "" {
-		sess, _ := s.deps.Sessions.Get(out.SessionID)
+		sess, _ := s.deps.Sessions.Get(owner(req), out.SessionID)
 		if sess != nil && sess.HasScreen() {
 			v, err := s.viewScreen(ctx, req, viewIn{SessionID: sess.ID, Format: in.View})
 			if err == nil {

@@ -49,7 +49,7 @@ func TestCancelStopsWaitingRead(t *testing.T) {
 	h, cs := newHost(t, host.Config{})
 	srv := newRawServer(t)
 	id, conn := connect(t, cs, srv)
-	sess, err := h.Sessions.Get(id)
+	sess, err := h.Sessions.Get("", id)
 	if err != nil {
 		t.Fatal(err)
 	}

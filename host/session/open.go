@@ -16,8 +16,8 @@ type Spec struct {
 	// of the session it replaces, which must be gone from the registry.
 	ID    string
 	Kind  Kind
-	Name  string // optional, unique among live sessions (see ValidName)
-	Owner string // owning MCP session
+	Name  string // optional, unique among its owner's live sessions (see ValidName)
+	Owner string // who may see and use it (see owner.go)
 	Peer  Peer   // shown in listings
 	// Cols and Rows are the screen size (default 80x24).
 	Cols, Rows int
@@ -63,7 +63,8 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	if spec.Rows <= 0 {
 		spec.Rows = 24
 	}
-	release, err := r.reserve(spec.Name)
+	spec.Owner = r.reopenOwner(spec.ID, spec.Owner)
+	release, err := r.reserve(spec.Owner, spec.Name)
 	if err != nil {
 		return nil, err
 	}

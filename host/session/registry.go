@@ -76,12 +76,14 @@ func (l *Limits) defaults() {
 const maxTombstones = 4096
 
 type tombstone struct {
-	id, name string
-	ended    time.Time
+	id, name, owner string
+	ended           time.Time
 }
 
 // Registry holds every session of every kind. Ids are ULIDs; a session can
-// also be found by its optional unique name.
+// also be found by its optional name, unique among its owner's sessions.
+// Every lookup and listing for a client names the owner asking (see
+// owner.go): another owner's session is not there for it.
 type Registry struct {
 	limits Limits
 	cfg    Config
@@ -89,11 +91,15 @@ type Registry struct {
 
 	mu       sync.Mutex
 	byID     map[string]*Session
-	byName   map[string]*Session
-	pending  int // slots reserved by opens in progress
+	byName   map[string]*Session // by nameKey(owner, name)
+	pending  int                 // slots reserved by opens in progress
 	entropy  *ulid.MonotonicEntropy
-	tombs    map[string]*tombstone // by id and by name
+	tombs    map[string]*tombstone // by id and by nameKey
 	tombList []*tombstone          // oldest first
+	// shares are the handover codes not yet claimed (Share, Claim);
+	// reopening, the owners of sessions being restarted, by id.
+	shares    map[string]*share
+	reopening map[string]string
 	// orphans are the sessions whose owner went away (Orphan), by id: the
 	// time of the orphaning or of the last lookup since, whichever is later.
 	orphans  map[string]time.Time
@@ -109,16 +115,18 @@ func NewRegistry(limits Limits, cfg Config) *Registry {
 	limits.defaults()
 	cfg.defaults()
 	r := &Registry{
-		limits:   limits,
-		cfg:      cfg,
-		log:      cfg.Logger,
-		byID:     make(map[string]*Session),
-		byName:   make(map[string]*Session),
-		entropy:  ulid.Monotonic(rand.Reader, 0),
-		tombs:    make(map[string]*tombstone),
-		orphans:  make(map[string]time.Time),
-		stopReap: make(chan struct{}),
-		reapDone: make(chan struct{}),
+		limits:    limits,
+		cfg:       cfg,
+		log:       cfg.Logger,
+		byID:      make(map[string]*Session),
+		byName:    make(map[string]*Session),
+		entropy:   ulid.Monotonic(rand.Reader, 0),
+		tombs:     make(map[string]*tombstone),
+		orphans:   make(map[string]time.Time),
+		shares:    make(map[string]*share),
+		reopening: make(map[string]string),
+		stopReap:  make(chan struct{}),
+		reapDone:  make(chan struct{}),
 	}
 	go r.reaper()
 	return r
@@ -129,7 +137,7 @@ func (r *Registry) Config() Config { return r.cfg }
 
 // reserve takes a slot for a session being opened. Ended sessions do not
 // count: they hold no socket or process.
-func (r *Registry) reserve(name string) (release func(), err error) {
+func (r *Registry) reserve(owner, name string) (release func(), err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -146,8 +154,8 @@ func (r *Registry) reserve(name string) (release func(), err error) {
 			ErrLimit, live+r.pending, r.limits.MaxSessions)
 	}
 	if name != "" {
-		if other := r.byName[name]; other != nil && other.Alive() {
-			return nil, fmt.Errorf("%w: %q names a live session; pick another name", ErrNameTaken, name)
+		if other := r.byName[nameKey(owner, name)]; other != nil && other.Alive() {
+			return nil, fmt.Errorf("%w: %q names a live session of yours; pick another name", ErrNameTaken, name)
 		}
 	}
 	r.pending++
@@ -166,11 +174,12 @@ func (r *Registry) add(s *Session) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s.Name != "" {
-		if other := r.byName[s.Name]; other != nil && other.Alive() {
-			return fmt.Errorf("%w: %q names a live session; pick another name", ErrNameTaken, s.Name)
+		key := nameKey(s.owner, s.Name)
+		if other := r.byName[key]; other != nil && other.Alive() {
+			return fmt.Errorf("%w: %q names a live session of yours; pick another name", ErrNameTaken, s.Name)
 		}
-		r.byName[s.Name] = s
-		delete(r.tombs, s.Name)
+		r.byName[key] = s
+		delete(r.tombs, key)
 	}
 	if s.ID == "" {
 		s.ID = ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
@@ -182,55 +191,31 @@ func (r *Registry) add(s *Session) error {
 	return nil
 }
 
-// Get finds a session by id or name. Finding an orphaned session (a
-// client that came back for it) restarts its orphan idle time.
-func (r *Registry) Get(ref string) (*Session, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.byID[ref]
-	if s == nil {
-		s = r.byName[ref]
-	}
-	if s != nil {
-		if _, ok := r.orphans[s.ID]; ok {
-			r.orphans[s.ID] = time.Now()
-		}
-		return s, nil
-	}
-	if t := r.tombs[ref]; t != nil {
-		return nil, fmt.Errorf("%w: session %q ended at %s and was discarded to bound memory (at most %d ended sessions, %d MiB, are kept)",
-			ErrExpired, ref, t.ended.UTC().Format(time.RFC3339), r.limits.MaxEnded, r.limits.MaxEndedBytes>>20)
-	}
-	return nil, fmt.Errorf("%w: no session has id or name %q", ErrNotFound, ref)
-}
-
 // forgetLocked removes s from the maps. Caller holds mu.
 func (r *Registry) forgetLocked(s *Session) {
 	delete(r.byID, s.ID)
 	delete(r.orphans, s.ID)
-	if s.Name != "" && r.byName[s.Name] == s {
-		delete(r.byName, s.Name)
+	if key := nameKey(s.owner, s.Name); s.Name != "" && r.byName[key] == s {
+		delete(r.byName, key)
 	}
 }
 
-// Remove closes and forgets a session at once (a process is killed). It
-// reports whether one was there, so a second call changes nothing.
-func (r *Registry) Remove(ref string) bool {
-	return r.remove(ref, nil)
+// Remove closes and forgets the session with this id at once (a process
+// is killed). It reports whether one was there, so a second call changes
+// nothing. Callers find the session for a client with Get first.
+func (r *Registry) Remove(id string) bool {
+	return r.remove(id, nil)
 }
 
-// Stop stops a session gracefully (SPEC PTY-3: a process gets the grace
-// and SIGTERM before SIGKILL) and forgets it.
-func (r *Registry) Stop(ctx context.Context, ref string) bool {
-	return r.remove(ref, func(s *Session) { s.Stop(ctx, r.limits.StopGrace, r.limits.StopTerm) })
+// Stop stops the session with this id gracefully (SPEC PTY-3: a process
+// gets the grace and SIGTERM before SIGKILL) and forgets it.
+func (r *Registry) Stop(ctx context.Context, id string) bool {
+	return r.remove(id, func(s *Session) { s.Stop(ctx, r.limits.StopGrace, r.limits.StopTerm) })
 }
 
-func (r *Registry) remove(ref string, stop func(*Session)) bool {
+func (r *Registry) remove(id string, stop func(*Session)) bool {
 	r.mu.Lock()
-	s := r.byID[ref]
-	if s == nil {
-		s = r.byName[ref]
-	}
+	s := r.byID[id]
 	if s != nil {
 		r.forgetLocked(s)
 	}
@@ -308,10 +293,10 @@ func (r *Registry) giveBack() {
 }
 
 func (r *Registry) tombstoneLocked(s *Session) {
-	t := &tombstone{id: s.ID, name: s.Name, ended: s.Ended()}
+	t := &tombstone{id: s.ID, name: s.Name, owner: s.owner, ended: s.Ended()}
 	r.tombs[t.id] = t
-	if t.name != "" && r.byName[t.name] == nil {
-		r.tombs[t.name] = t
+	if key := nameKey(t.owner, t.name); t.name != "" && r.byName[key] == nil {
+		r.tombs[key] = t
 	}
 	r.tombList = append(r.tombList, t)
 	if len(r.tombList) > maxTombstones {
@@ -320,13 +305,15 @@ func (r *Registry) tombstoneLocked(s *Session) {
 		if r.tombs[old.id] == old {
 			delete(r.tombs, old.id)
 		}
-		if old.name != "" && r.tombs[old.name] == old {
-			delete(r.tombs, old.name)
+		if key := nameKey(old.owner, old.name); old.name != "" && r.tombs[key] == old {
+			delete(r.tombs, key)
 		}
 	}
 }
 
-// List returns every session of the given kind ("" for all), oldest first.
+// List returns every session of the given kind ("" for all), oldest
+// first, whoever owns it: for the server's own bookkeeping. A client's
+// listing is Owned.
 func (r *Registry) List(kind Kind) []*Session {
 	r.mu.Lock()
 	out := make([]*Session, 0, len(r.byID))
@@ -341,37 +328,59 @@ func (r *Registry) List(kind Kind) []*Session {
 }
 
 // Restart stops a session (gracefully) and starts the same program again
-// under the same id and name: restart_app.
-func (r *Registry) Restart(ctx context.Context, ref string) (*Session, error) {
-	s, err := r.Get(ref)
-	if err != nil {
-		return nil, err
-	}
+// under the same id, name and owner: restart_app.
+func (r *Registry) Restart(ctx context.Context, s *Session) (*Session, error) {
 	if s.reopen == nil {
 		return nil, fmt.Errorf("%w: a %s session cannot be restarted (only a local program can)", ErrUnsupported, s.Kind)
 	}
+	r.mu.Lock()
+	owner := s.owner
+	r.reopening[s.ID] = owner
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.reopening, s.ID)
+		r.mu.Unlock()
+	}()
 	r.Stop(ctx, s.ID)
 	return s.reopen(ctx, s.ID)
 }
 
-// CloseOwned stops every session owned by an MCP session that went away,
-// all at once, each gracefully (SPEC PTY-3).
-func (r *Registry) CloseOwned(owner string) {
+// reopenOwner is the owner a session opened under id gets: the owner of
+// the session it restarts (which may have been handed over since it was
+// first opened), else owner.
+func (r *Registry) reopenOwner(id, owner string) string {
+	if id == "" {
+		return owner
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o, ok := r.reopening[id]; ok {
+		return o
+	}
+	return owner
+}
+
+// CloseOwned stops every session of an owner that went away (an HTTP
+// client that ended its MCP session), all at once, each gracefully (SPEC
+// PTY-3). It returns how many it stopped.
+func (r *Registry) CloseOwned(owner string) int {
 	var wg sync.WaitGroup
-	for _, s := range r.List("") {
-		if s.Owner == owner {
-			wg.Go(func() { r.Stop(context.Background(), s.ID) })
-		}
+	list := r.Owned(owner, "")
+	for _, s := range list {
+		wg.Go(func() { r.Stop(context.Background(), s.ID) })
 	}
 	wg.Wait()
+	return len(list)
 }
 
 // Orphan marks the sessions of an MCP session that went away without
-// ending them (HTTP: DELETE or its idle timeout; SPEC SES-4, MCP-2): they
-// stay usable by id from any client, and the reaper stops them gracefully
-// once none has been used for OrphanIdleTimeout (input, output or a
-// lookup by any client), rather than after IdleTimeout. It returns how
-// many it marked.
+// ending them (HTTP: its idle timeout; SPEC SES-4, MCP-2): they keep
+// their owner, so no other client sees them, and the reaper stops them
+// gracefully once none has been used for OrphanIdleTimeout (input,
+// output, a lookup by its owner), rather than after IdleTimeout. A share
+// code made before still hands one over (Claim), which ends its orphan
+// time. It returns how many it marked.
 func (r *Registry) Orphan(owner string) int {
 	if owner == "" {
 		return 0
@@ -381,7 +390,7 @@ func (r *Registry) Orphan(owner string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for id, s := range r.byID {
-		if s.Owner == owner {
+		if s.owner == owner {
 			r.orphans[id] = now
 			n++
 		}

@@ -168,8 +168,11 @@ type Session struct {
 	Name    string
 	Kind    Kind
 	Peer    Peer
-	Owner   string // owning MCP session id ("" for none)
 	Created time.Time
+
+	// owner is who may see and use the session (Registry.Get); the
+	// registry changes it on a handover, under its lock.
+	owner string
 
 	cfg    Config
 	log    *slog.Logger
@@ -242,7 +245,7 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 		Name:       spec.Name,
 		Kind:       spec.Kind,
 		Peer:       spec.Peer,
-		Owner:      spec.Owner,
+		owner:      spec.Owner,
 		Created:    now,
 		cfg:        cfg,
 		log:        cfg.Logger,

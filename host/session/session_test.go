@@ -116,7 +116,7 @@ func TestNewKindUsesEverySharedPath(t *testing.T) {
 	if err := s.Send(context.Background(), []byte("x")); !errors.Is(err, ErrDisconnected) {
 		t.Fatalf("send after exit: %v", err)
 	}
-	if got, err := r.Get("box"); err != nil || got != s {
+	if got, err := r.Get("", "box"); err != nil || got != s {
 		t.Fatalf("ended session not readable by name: %v", err)
 	}
 	// The final screen stays readable until the session is discarded.
@@ -462,14 +462,14 @@ func TestEndedSessionsAreBounded(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	eventually(t, "eviction", func() bool {
-		_, err := r.Get(ids[0])
+		_, err := r.Get("", ids[0])
 		return errors.Is(err, ErrExpired)
 	})
-	if _, err := r.Get("s0"); !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), "Session expired") {
+	if _, err := r.Get("", "s0"); !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), "Session expired") {
 		t.Fatalf("by name: %v", err)
 	}
 	for _, id := range ids[3:] {
-		s, err := r.Get(id)
+		s, err := r.Get("", id)
 		if err != nil {
 			t.Fatalf("recent ended session %s: %v", id, err)
 		}
@@ -518,7 +518,7 @@ func TestTelnetOverTCP(t *testing.T) {
 	if names[len(names)-2] != "telnet" || names[len(names)-1] != "dialect" {
 		t.Fatalf("chain %v", names)
 	}
-	if got, err := r.Get("r1"); err != nil || got != s1 {
+	if got, err := r.Get("", "r1"); err != nil || got != s1 {
 		t.Fatalf("by name: %v", err)
 	}
 	_, err = r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second})
@@ -528,7 +528,7 @@ func TestTelnetOverTCP(t *testing.T) {
 	if !r.Remove(s1.ID) || r.Remove(s1.ID) {
 		t.Fatal("Remove should report true once, then false")
 	}
-	if _, err := r.Get(s1.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := r.Get("", s1.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("get removed: %v", err)
 	}
 }
@@ -537,7 +537,7 @@ func TestIdleSessionsAreReaped(t *testing.T) {
 	r := newRegistry(t, Limits{IdleTimeout: 100 * time.Millisecond, ReapEvery: 20 * time.Millisecond}, Config{})
 	s, _, _ := testKind(t, r, Spec{}, nil, nil)
 	eventually(t, "reaping", func() bool {
-		_, err := r.Get(s.ID)
+		_, err := r.Get("", s.ID)
 		return errors.Is(err, ErrNotFound)
 	})
 	if s.State() != StateTerminated {
@@ -599,7 +599,7 @@ func TestStopIsGraceful(t *testing.T) {
 	a, _, pa := testKind(t, r, Spec{Owner: "client-1"}, nil, nil)
 	b, _, pb := testKind(t, r, Spec{Owner: "client-2"}, nil, nil)
 	r.CloseOwned("client-1")
-	if _, err := r.Get(a.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := r.Get("client-1", a.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("owned session still there: %v", err)
 	}
 	pa.mu.Lock()
@@ -707,7 +707,7 @@ func TestOrphansAreReapedSooner(t *testing.T) {
 			case <-stopLooking:
 				return
 			case <-time.After(orphanIdle / 5):
-				r.Get(kept.ID)
+				r.Get("mcp-1", kept.ID)
 			}
 		}
 	}()
@@ -719,14 +719,14 @@ func TestOrphansAreReapedSooner(t *testing.T) {
 	}
 	eventually(t, "the reaped orphan's end", func() bool { return gone.State() == StateTerminated })
 	for _, s := range []*Session{kept, other, none} {
-		if _, err := r.Get(s.ID); err != nil {
-			t.Fatalf("session of owner %q: %v", s.Owner, err)
+		if _, err := r.Get(s.owner, s.ID); err != nil {
+			t.Fatalf("session of owner %q: %v", s.owner, err)
 		}
 	}
 	close(stopLooking)
 	<-lookedUp
 	eventually(t, "reaping the orphan nobody uses any more", func() bool { return !listed(kept) })
-	if _, err := r.Get(other.ID); err != nil {
+	if _, err := r.Get("mcp-2", other.ID); err != nil {
 		t.Fatalf("another owner's session: %v", err)
 	}
 }

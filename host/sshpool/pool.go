@@ -39,11 +39,12 @@ const (
 	Persistent = "persistent"
 )
 
-// persistent is one persistent session of ssh_execute.
+// persistent is one persistent session of ssh_execute. Who may use it is
+// the registry's to say (session.Registry.Owns): a handover
+// (claim_session) moves it like any session.
 type persistent struct {
 	c        *conn
 	credID   string
-	owner    string
 	created  time.Time
 	lastUsed time.Time
 	count    int
@@ -138,8 +139,8 @@ func (p *Pool) reap() {
 // those being opened. Caller holds mu.
 func (p *Pool) ownerConnsLocked(owner string) int {
 	n := p.opening[owner]
-	for _, s := range p.d.Sessions.List(session.KindSSH) {
-		if s.Owner == owner && s.Alive() {
+	for _, s := range p.d.Sessions.Owned(owner, session.KindSSH) {
+		if s.Alive() {
 			n++
 		}
 	}
@@ -260,7 +261,7 @@ func (p *Pool) pick(ctx context.Context, r ExecRequest) (*persistent, string, er
 	var ps *persistent
 	if r.SessionID != "" {
 		ps = p.sessions[r.SessionID]
-		if ps == nil || ps.owner != r.Owner {
+		if ps == nil || !p.d.Sessions.Owns(r.Owner, r.SessionID) {
 			p.mu.Unlock()
 			return nil, "", &SessionError{fmt.Errorf("%w: no persistent SSH session %q of this MCP session (ssh_session_info lists them)", session.ErrNotFound, r.SessionID)}
 		}
@@ -270,8 +271,8 @@ func (p *Pool) pick(ctx context.Context, r ExecRequest) (*persistent, string, er
 		}
 	} else {
 		var cands []*persistent
-		for _, s := range p.sessions {
-			if s.owner == r.Owner && s.credID == r.CredID && s.c.s.Alive() {
+		for id, s := range p.sessions {
+			if s.credID == r.CredID && s.c.s.Alive() && p.d.Sessions.Owns(r.Owner, id) {
 				cands = append(cands, s)
 			}
 		}
@@ -337,7 +338,7 @@ func (p *Pool) open(ctx context.Context, r ExecRequest, cwd string) (*persistent
 		return nil, err
 	}
 	now := time.Now()
-	ps := &persistent{c: c, credID: r.CredID, owner: r.Owner, created: now, lastUsed: now, cwd: cwd, busy: make(chan struct{}, 1)}
+	ps := &persistent{c: c, credID: r.CredID, created: now, lastUsed: now, cwd: cwd, busy: make(chan struct{}, 1)}
 	ps.busy <- struct{}{}
 	p.mu.Lock()
 	p.sessions[c.s.ID] = ps
@@ -372,7 +373,7 @@ func (p *Pool) Info(owner, credID string) []SessionInfo {
 	defer p.mu.Unlock()
 	var out []SessionInfo
 	for id, ps := range p.sessions {
-		if ps.owner != owner || (credID != "" && ps.credID != credID) {
+		if !p.d.Sessions.Owns(owner, id) || (credID != "" && ps.credID != credID) {
 			continue
 		}
 		out = append(out, SessionInfo{ID: id, CredentialID: ps.credID, CreatedAt: ps.created, LastUsedAt: ps.lastUsed,

@@ -179,6 +179,28 @@ func TestPersistentCwdAndBudget(t *testing.T) {
 	if !errors.As(err, &se) {
 		t.Errorf("another owner's session: %v", err)
 	}
+	// Handed over (claim_session), it is o2's alone, by id and as the
+	// session picked for the credential.
+	sess, err := f.reg.Get("o1", r.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, err := f.reg.Share("o1", sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.reg.Claim("o2", code); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.exec(t, ExecRequest{Owner: "o2", CredID: "pw", Mode: Persistent, SessionID: r.SessionID, Command: "pwd"}); got.Stdout != cwd+"\n" {
+		t.Errorf("o2 in the session it claimed: %+v", got)
+	}
+	if info := f.pool.Info("o1", ""); len(info) != 0 {
+		t.Errorf("o1 still sees the session it handed over: %+v", info)
+	}
+	if got := f.exec(t, ExecRequest{Owner: "o1", CredID: "pw", Mode: Persistent, Command: "true"}); got.SessionID == r.SessionID {
+		t.Error("o1 was given the session it handed over")
+	}
 }
 
 func TestLimitsAndIdle(t *testing.T) {
@@ -211,7 +233,7 @@ func TestLimitsAndIdle(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if s, err := f.reg.Get(r.SessionID); err == nil && s.Alive() {
+	if s, err := f.reg.Get("o1", r.SessionID); err == nil && s.Alive() {
 		t.Error("the idle session's connection is still open")
 	}
 	f.reg.Remove(s1.ID)

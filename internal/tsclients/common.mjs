@@ -89,13 +89,31 @@ export async function stdioSteps(client, subscribe, updated, out, proc, pidFile)
 }
 
 // connectTo makes the transport the script's arguments ask for: a URL for
-// Streamable HTTP, or the termhost binary, its cache directory and a pid
-// file (for stdioSteps) for stdio. Stdio and HTTP are the SDK's classes.
+// Streamable HTTP, with the bearer token from TERMHOST_TOKEN sent as
+// users configure it (requestInit: { headers }), or the termhost binary,
+// its cache directory and a pid file (for stdioSteps) for stdio. Stdio and
+// HTTP are the SDK's classes.
 export function connectTo(Stdio, HTTP) {
   const [target, cacheDir, pidFile] = process.argv.slice(2);
   const stdio = !target.startsWith('http');
+  const token = process.env.TERMHOST_TOKEN ?? '';
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
   const transport = stdio
     ? new Stdio({ command: target, args: ['serve', '--cache-dir', cacheDir], stderr: 'ignore' })
-    : new HTTP(new URL(target));
-  return { stdio, transport, pidFile };
+    : new HTTP(new URL(target), { requestInit: { headers } });
+  // A transport without the header, to check the server refuses it.
+  const bare = stdio ? null : () => new HTTP(new URL(target));
+  return { stdio, transport, pidFile, bare };
+}
+
+// refused reports whether connecting client over transport fails with 401.
+export async function refused(client, transport) {
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    return /401|nauthorized/.test(String(e?.message ?? e));
+  } finally {
+    await client.close().catch(() => {});
+  }
+  return false;
 }

@@ -7,10 +7,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { connectTo, main, steps, stdioSteps } from './common.mjs';
+import { connectTo, main, refused, steps, stdioSteps } from './common.mjs';
 
 await main(async (_, out) => {
-  const { stdio, transport, pidFile } = connectTo(StdioClientTransport, StreamableHTTPClientTransport);
+  const { stdio, transport, pidFile, bare } = connectTo(StdioClientTransport, StreamableHTTPClientTransport);
+  if (!stdio) out.unauthorized = await refused(new Client({ name: 'ts-sdk-1', version: '1.0.0' }), bare());
   const client = new Client({ name: 'ts-sdk-1', version: '1.0.0' });
   const updated = [];
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); });

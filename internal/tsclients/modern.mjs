@@ -4,10 +4,13 @@
 // termhost binary, its cache directory, a pid file; see stdioSteps).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { connectTo, main, steps, stdioSteps } from './common.mjs';
+import { connectTo, main, refused, steps, stdioSteps } from './common.mjs';
 
 await main(async (_, out) => {
-  const { stdio, transport, pidFile } = connectTo(StdioClientTransport, StreamableHTTPClientTransport);
+  const { stdio, transport, pidFile, bare } = connectTo(StdioClientTransport, StreamableHTTPClientTransport);
+  if (!stdio) {
+    out.unauthorized = await refused(new Client({ name: 'ts-client-2', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } }), bare());
+  }
   const client = new Client({ name: 'ts-client-2', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
   const updated = [];
   client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params.uri); });
