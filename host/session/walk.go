@@ -104,7 +104,7 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 		w.pend = append(w.pend, e)
 	case abi.Log:
 		name, _ := w.plugin(w.cur).Plugin()
-		s.log.Info("plugin log", "plugin", name, "line", string(p))
+		s.log.Info("plugin log", "plugin", name, "line", s.cfg.Secrets.MaskString(string(p)))
 	case abi.Reply:
 		if w.reply == nil {
 			w.reply = append([]byte{}, p...)
@@ -263,6 +263,11 @@ func (w *walker) event(st step) {
 	if err := json.Unmarshal(st.data, &fields); err != nil {
 		w.s.log.Warn("plugin emitted an event that is not a JSON object", "err", err)
 		return
+	}
+	// A plugin saw the peer's bytes before they were masked: its events'
+	// text (a prompt, an error line, a title) is masked here.
+	if w.s.cfg.Secrets.load() != nil {
+		w.s.cfg.Secrets.maskValue(fields, 0)
 	}
 	typ, _ := fields["type"].(string)
 	delete(fields, "type")
