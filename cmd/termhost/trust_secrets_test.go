@@ -33,6 +33,7 @@ type trustCred struct {
 	Port     int
 	User     string
 	Pass     string
+	Enable   string // enableSecret, left out when empty
 	Hosts    []string
 	Programs []string
 }
@@ -49,6 +50,9 @@ func startTrustHost(t *testing.T, creds ...trustCred) *hostProc {
 		}
 		m := map[string]any{"id": c.ID, "host": c.Host, "port": c.Port, "username": c.User,
 			"password": base64.StdEncoding.EncodeToString([]byte(c.Pass))}
+		if c.Enable != "" {
+			m["enableSecret"] = base64.StdEncoding.EncodeToString([]byte(c.Enable))
+		}
 		if c.Hosts != nil {
 			m["hosts"] = c.Hosts
 		}
