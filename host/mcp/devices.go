@@ -90,7 +90,11 @@ func (s *Server) sendSecret(ctx context.Context, _ *sdk.CallToolRequest, in secr
 		return nil, invalid("field", "%v", err)
 	}
 	defer clear(secret)
-	if err := sess.SendSecret(ctx, secret, secretGate(cred, sess)); err != nil {
+	send := sess.SendSecret
+	if in.Field == "username" {
+		send = sess.SendUsername
+	}
+	if err := send(ctx, secret, secretGate(cred, sess)); err != nil {
 		return nil, err
 	}
 	return map[string]any{"sessionId": sess.ID, "sent": in.Field}, nil

@@ -170,6 +170,19 @@ type Gate func(Destination) error
 // or the terminal is known to echo it, never logged, and from then on
 // masked in every session for the server's life (SecretSet).
 func (s *Session) SendSecret(ctx context.Context, secret []byte, allow Gate) error {
+	return s.sendCredential(ctx, secret, allow, true)
+}
+
+// SendUsername types a credential's username as SendSecret types a
+// secret, through the same gate and echo check, but does not mask it: a
+// username is shown by ssh_list_credentials, and masking "root" or
+// "admin" in every session for the server's life would hide ordinary
+// output.
+func (s *Session) SendUsername(ctx context.Context, name []byte, allow Gate) error {
+	return s.sendCredential(ctx, name, allow, false)
+}
+
+func (s *Session) sendCredential(ctx context.Context, secret []byte, allow Gate, mask bool) error {
 	if len(secret) == 0 {
 		return errors.New("the secret is empty")
 	}
@@ -187,7 +200,9 @@ func (s *Session) SendSecret(ctx context.Context, secret []byte, allow Gate) err
 			return fmt.Errorf("%w: the program is not at a password prompt (it would show the secret); wait for the prompt, then send it", ErrEchoOn)
 		}
 	}
-	s.cfg.Secrets.Add(secret)
+	if mask {
+		s.cfg.Secrets.Add(secret)
+	}
 	line := append(bytes.Clone(secret), enter...)
 	defer clear(line)
 	return s.sendRaw(ctx, line)
