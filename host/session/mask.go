@@ -20,6 +20,9 @@ type maskStream struct {
 	held   []byte // a possible start of a secret, not passed on yet
 	heldAt time.Time
 	timer  *time.Timer
+	// scratch holds one chunk's working copy between chunks (the buffer
+	// copies what is staged), up to keepArena.
+	scratch []byte
 }
 
 // stage puts bytes for the buffer through the secret set. With no secret
@@ -31,8 +34,7 @@ func (s *Session) stage(p []byte) {
 		s.buf.Stage(p)
 		return
 	}
-	out := s.maskChunk(snap, p, false)
-	s.buf.Stage(out)
+	s.buf.Stage(s.maskChunk(snap, p, false))
 }
 
 // maskChunk masks p (after what is held) and returns what may pass on;
@@ -41,19 +43,22 @@ func (s *Session) stage(p []byte) {
 func (s *Session) maskChunk(snap *secretSnap, p []byte, flush bool) []byte {
 	m := &s.mask
 	r := len(m.recent)
-	buf := make([]byte, 0, r+len(m.held)+len(p))
-	buf = append(append(append(buf, m.recent...), m.held...), p...)
-	clear(m.held)
+	n := r + len(m.held) + len(p)
+	// buf is recent, held and p, then (from n) the masked copy passed on.
+	if cap(m.scratch) < 2*n {
+		m.scratch = make([]byte, 0, 2*n)
+	}
+	buf := append(append(append(m.scratch[:0], m.recent...), m.held...), p...)
 	m.held = m.held[:0]
 	hold := 0
 	if !flush {
 		hold = heldTail(snap, buf, r)
 	}
-	end := len(buf) - hold
-	out := bytes.Clone(buf[r:end])
+	end := n - hold
+	out := append(buf[n:n], buf[r:end]...)
 	for _, sec := range snap.list {
 		for i := 0; ; {
-			j := bytes.Index(buf[i:], sec)
+			j := bytes.Index(buf[i:n], sec)
 			if j < 0 {
 				break
 			}
@@ -65,7 +70,7 @@ func (s *Session) maskChunk(snap *secretSnap, p []byte, flush bool) []byte {
 		}
 	}
 	if hold > 0 {
-		m.held = append(m.held, buf[end:]...)
+		m.held = append(m.held, buf[end:n]...)
 		m.heldAt = time.Now()
 		s.armRelease()
 	}
@@ -75,7 +80,11 @@ func (s *Session) maskChunk(snap *secretSnap, p []byte, flush bool) []byte {
 		passed = passed[len(passed)-keep:]
 	}
 	m.recent = append(m.recent[:0], passed...)
-	clear(buf)
+	if cap(m.scratch) > keepArena {
+		defer func() { m.scratch = nil }()
+	}
+	// The caller stages out (the buffer copies it) before the next chunk
+	// reuses the scratch.
 	return out
 }
 
