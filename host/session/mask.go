@@ -21,7 +21,7 @@ type maskStream struct {
 	heldAt time.Time
 	timer  *time.Timer
 	// scratch holds one chunk's working copy between chunks (the buffer
-	// copies what is staged), up to keepArena.
+	// copies what is staged), up to maskScratch.
 	scratch []byte
 }
 
@@ -80,13 +80,16 @@ func (s *Session) maskChunk(snap *secretSnap, p []byte, flush bool) []byte {
 		passed = passed[len(passed)-keep:]
 	}
 	m.recent = append(m.recent[:0], passed...)
-	if cap(m.scratch) > keepArena {
+	if cap(m.scratch) > maskScratch {
 		defer func() { m.scratch = nil }()
 	}
 	// The caller stages out (the buffer copies it) before the next chunk
 	// reuses the scratch.
 	return out
 }
+
+// maskScratch bounds the working copy a session keeps between chunks.
+const maskScratch = 128 << 10
 
 // heldTail is how many bytes at the end of buf (past the first r, which
 // were passed on already) to hold back: the longest tail that is a proper
@@ -133,6 +136,11 @@ func (s *Session) releaseHeld() {
 	case s.chainSem <- struct{}{}:
 	}
 	defer s.unlockChain()
+	select {
+	case <-s.released:
+		return // release flushed what it could; the plugins are gone
+	default:
+	}
 	if len(s.mask.held) == 0 {
 		return
 	}
