@@ -416,3 +416,40 @@ func TestTrustLoginTypesEachSecretOnce(t *testing.T) {
 		t.Errorf("the password was typed %d times", n)
 	}
 }
+
+// TRUST-1: an SSH shell is a session to its credential's target: a
+// secret of a credential for that host and port is typed there (and
+// masked in what comes back), one for another target is refused.
+func TestTrustSendSecretIntoSSHShell(t *testing.T) {
+	f := newSSHFixture(t)
+	res := f.mustCall(t, "ssh_shell", map[string]any{"credentialId": "key"})
+	id, _ := res["session_id"].(string)
+	h := &hostProc{t: t, cs: f.cs}
+	var file struct {
+		Credentials []map[string]any `json:"credentials"`
+	}
+	b, _ := os.ReadFile(f.credFile)
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	creds := append(file.Credentials, []map[string]any{
+		{"id": "samehost", "host": f.srv.Host, "port": f.srv.Port, "username": f.srv.User, "authType": "password", "password": b64("same-host-pw-31")},
+		{"id": "elsewhere", "host": "127.0.0.1", "port": 1, "username": "x", "authType": "password", "password": b64("elsewhere-pw-77")},
+	}...)
+	f.secrets = append(f.secrets, "same-host-pw-31", "elsewhere-pw-77")
+	f.writeCreds(t, creds)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(fmt.Sprint(f.mustCall(t, "ssh_list_credentials", map[string]any{})), "elsewhere") {
+		if time.Now().After(deadline) {
+			t.Fatal("the credentials were not reloaded")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": `stty -echo; printf "Pass""word: "; read p; stty echo; echo; echo "got:$p:"` + "\n"})
+	h.screenHas(id, "Password:")
+	if _, msg, isErr := call(t, f.cs, "send_secret", map[string]any{"sessionId": id, "credentialId": "elsewhere", "field": "password"}); !isErr || !strings.Contains(msg, "127.0.0.1:1") {
+		t.Errorf("send_secret of another target's credential into the SSH shell: %v %s", isErr, msg)
+	}
+	mustCall(t, f.cs, "send_secret", map[string]any{"sessionId": id, "credentialId": "samehost", "field": "password"})
+	h.screenHas(id, "got:"+strings.Repeat("*", len("same-host-pw-31"))+":")
+}
