@@ -130,6 +130,10 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Every secret typed in this server's life is masked in every log
+	// line, whoever writes it (SPEC TRUST-2).
+	secretSet := session.NewSecretSet(0)
+	cfg.Logger = slog.New(secretSet.Handler(cfg.Logger.Handler()))
 	// The plugins compile in the background, so the client's initialize
 	// and tools/list are answered at once; the first call that needs a
 	// plugin waits for it (Ready says how loading ended).
@@ -148,7 +152,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	sessions := session.NewRegistry(
 		session.Limits{MaxSessions: cfg.MaxSessions, IdleTimeout: cfg.IdleTimeout},
 		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait, UTF8Hold: cfg.UTF8Hold,
-			Logger: cfg.Logger.With("component", "session")},
+			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet},
 	)
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
 		b, err := plugins.Attach(name, kind, opts)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/internal/devsim"
+	"github.com/termhost/termhost/internal/testapps"
 )
 
 // run_command on shells with integration: the output alone, the exit
@@ -52,34 +53,35 @@ func TestRunCommandWithExpect(t *testing.T) {
 	}
 }
 
-// send_secret: typed at a password prompt, masked where the program shows
-// it back, refused where the terminal echoes, never in a result or log.
+// send_secret: typed at a password prompt of a program the credential
+// names (TRUST-1: a shell's own `read -s` is not one), masked where the
+// program shows it back, refused where the terminal echoes, never in a
+// result or log.
 func TestSendSecret(t *testing.T) {
-	needProg(t, "bash")
 	const secret = "s3cr3t-Typed-By-Host"
-	h := startHostWithCreds(t, []devCred{{ID: "dev", Port: 23, User: "admin", Pass: secret, Enable: "en-" + secret}})
-	id := h.must("launch_app", map[string]any{"command": "bash", "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
-	h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})
+	gp, echo := testapps.Build(t, "getpass"), testapps.Build(t, "echo")
+	h := startTrustHost(t, trustCred{ID: "dev", Port: 23, User: "admin", Pass: secret, Enable: "en-" + secret, Programs: []string{gp, echo}})
 	// At a normal prompt the terminal echoes: refused.
-	if r := h.call(10*time.Second, "send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "password"}); !r.isErr || !strings.Contains(r.msg, "echoes") {
+	eid := h.must("launch_app", map[string]any{"command": echo})["session_id"].(string)
+	h.screenHas(eid, "echo>")
+	if r := h.call(10*time.Second, "send_secret", map[string]any{"sessionId": eid, "credentialId": "dev", "field": "password"}); !r.isErr || !strings.Contains(r.msg, "echoes") {
 		t.Fatalf("send_secret with echo on: %+v", r)
 	}
 	var seen []string
-	h.must("send_keys", map[string]any{"session_id": id, "text": `read -s -p "Password: " p; echo; echo "got:$p:"; read -s -p "Enable: " e; echo; echo "len:${#e}"`, "keys": "Enter"})
-	h.screenHas(id, "Password:")
-	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "password"})
-	h.screenHas(id, "Enable:")
-	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "enableSecret"})
-	r := h.must("wait_for", map[string]any{"session_id": id, "until": `len:\d+\s`, "onScreen": true, "timeoutMs": 15000, "view": "plain"})
-	screen := screenOf(t, r)
-	if !strings.Contains(screen, "got:"+strings.Repeat("*", len(secret))+":") || !strings.Contains(screen, fmt.Sprintf("len:%d", len(secret)+3)) {
-		t.Errorf("the secret was not typed or not masked:\n%s", screen)
+	for _, f := range []struct{ field, value string }{{"password", secret}, {"enableSecret", "en-" + secret}} {
+		id := h.must("launch_app", map[string]any{"command": gp, "args": []string{"-split", "100ms"}})["session_id"].(string)
+		h.screenHas(id, "Password:")
+		h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": f.field})
+		r := h.must("wait_for", map[string]any{"session_id": id, "until": `done`, "onScreen": true, "timeoutMs": 15000, "view": "plain"})
+		screen := screenOf(t, r)
+		if !strings.Contains(screen, "split:"+strings.Repeat("*", len(f.value))+":") || !strings.Contains(screen, fmt.Sprintf("read %d bytes", len(f.value))) {
+			t.Errorf("%s was not typed or not masked:\n%s", f.field, screen)
+		}
+		for _, v := range []string{"plain", "ansi", "raw", "scrollback"} {
+			seen = append(seen, h.must("view_screen", map[string]any{"session_id": id, "format": v})["content"].(string))
+		}
 	}
-	for _, f := range []string{"plain", "ansi", "raw", "scrollback"} {
-		seen = append(seen, h.must("view_screen", map[string]any{"session_id": id, "format": f})["content"].(string))
-	}
-	seen = append(seen, fmt.Sprint(h.must("run_command", map[string]any{"sessionId": id, "command": "true"})))
-	if r := h.call(10*time.Second, "send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "token"}); !r.isErr || !strings.Contains(r.msg, "field") {
+	if r := h.call(10*time.Second, "send_secret", map[string]any{"sessionId": eid, "credentialId": "dev", "field": "token"}); !r.isErr || !strings.Contains(r.msg, "field") {
 		t.Errorf("unknown field: %+v", r)
 	}
 	seen = append(seen, h.logs.String())

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,9 +35,6 @@ type modeIn struct {
 	CredentialID string `json:"credentialId,omitempty" jsonschema:"types its enableSecret (else password) when asked"`
 	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"default 30000"`
 }
-
-// maskFor is how long what comes back is searched for a typed secret.
-const maskFor = 10 * time.Second
 
 func (s *Server) addDeviceTools() {
 	addTool(s, telnetVoice, &sdk.Tool{
@@ -92,7 +90,11 @@ func (s *Server) sendSecret(ctx context.Context, req *sdk.CallToolRequest, in se
 		return nil, invalid("field", "%v", err)
 	}
 	defer clear(secret)
-	if err := sess.SendSecret(ctx, secret, maskFor); err != nil {
+	send := sess.SendSecret
+	if in.Field == "username" {
+		send = sess.SendUsername
+	}
+	if err := send(ctx, secret, secretGate(cred, sess)); err != nil {
 		return nil, err
 	}
 	return map[string]any{"sessionId": sess.ID, "sent": in.Field}, nil
@@ -143,7 +145,18 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
-	res, err := sess.SetMode(ctx, session.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret})
+	o := session.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret}
+	if in.CredentialID != "" {
+		cred, _ := s.credential(in.CredentialID)
+		o.Allow = secretGate(cred, sess)
+		// Refused before anything is sent, not at the password prompt
+		// halfway through a move (the target does not change; a PTY's
+		// foreground program is checked again when the secret is typed).
+		if err := o.Allow(sess.Destination()); err != nil {
+			return nil, err
+		}
+	}
+	res, err := sess.SetMode(ctx, o)
 	if errors.Is(err, session.ErrNoMode) {
 		return nil, invalid("mode", "%v", err)
 	}
@@ -175,4 +188,69 @@ func (s *Server) credential(id string) (secrets.Credential, error) {
 		return secrets.Credential{}, invalid("credentialId", "%v", err)
 	}
 	return c, nil
+}
+
+// defaultPort is the port a credential's entries without one mean for a
+// session of kind k.
+func defaultPort(k session.Kind) int {
+	if k == session.KindSSH {
+		return secrets.SSHPort
+	}
+	return secrets.TelnetPort
+}
+
+// secretGate allows a credential's secret to be typed into a session only
+// where the credential may go (SPEC TRUST-1): a Telnet or SSH session to
+// one of its targets (its host and port, or its "hosts"), or a local PTY
+// whose foreground programs are all ones its "programs" names, with no
+// process outside the terminal's session holding it open. How the session
+// was opened does not matter.
+func secretGate(cred secrets.Credential, sess *session.Session) session.Gate {
+	return func(d session.Destination) error {
+		where := fmt.Sprintf("credential %q may be typed only into sessions to %s or a local program it names in \"programs\"",
+			cred.ID, cred.TargetsString(defaultPort(d.Kind)))
+		if d.Foreground == nil && d.FgErr == nil {
+			if d.Host != "" && cred.Allows(secrets.Dest{Host: d.Host, Port: d.Port, Remote: d.Remote}, defaultPort(d.Kind)) {
+				return nil
+			}
+			to := secrets.Dest{Host: d.Host, Port: d.Port, Remote: d.Remote}.String()
+			if d.Host == "" {
+				to = "a " + string(d.Kind) + " link with no host"
+			}
+			return invalid("credentialId", "%s; session %s is a %s session to %s", where, sess.ID, kindName(d.Kind), to)
+		}
+		if d.FgErr != nil {
+			return invalid("credentialId", "%s; session %s is a PTY whose foreground program cannot be told (%v)", where, sess.ID, d.FgErr)
+		}
+		fg := d.Foreground
+		if len(cred.Programs) == 0 {
+			return invalid("credentialId", "%s, and it names none; session %s is a PTY running %s", where, sess.ID, exeName(fg.Exes[0]))
+		}
+		for _, exe := range fg.Exes {
+			if !cred.AllowsProgram(exe) {
+				return invalid("credentialId", "%s (%s); session %s is a PTY running %s", where, strings.Join(cred.Programs, ", "), sess.ID, exeName(exe))
+			}
+		}
+		if len(fg.Outsiders) > 0 {
+			return invalid("credentialId", "session %s: its terminal is also open in %s, outside the session, which could read the secret", sess.ID, strings.Join(fg.Outsiders, ", "))
+		}
+		return nil
+	}
+}
+
+func exeName(exe string) string {
+	if exe == "" {
+		return "a program that cannot be identified"
+	}
+	return exe
+}
+
+func kindName(k session.Kind) string {
+	switch k {
+	case session.KindTelnet:
+		return "Telnet"
+	case session.KindSSH:
+		return "SSH"
+	}
+	return string(k)
 }

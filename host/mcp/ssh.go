@@ -130,6 +130,10 @@ func (s *Server) sshExecute(ctx context.Context, req *sdk.CallToolRequest, in ss
 	if err != nil {
 		return nil, err
 	}
+	// What a command prints is a result too: a secret typed anywhere in
+	// this server's life is masked in it (TRUST-2).
+	sec := s.deps.Sessions.Secrets()
+	res.Stdout, res.Stderr = sec.MaskString(res.Stdout), sec.MaskString(res.Stderr)
 	return res, nil
 }
 

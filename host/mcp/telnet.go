@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -169,8 +171,18 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if timeout == 0 {
 		timeout = 5 * time.Second
 	}
+	addr := ""
+	if cred != nil {
+		// Before anything is dialed: the credential goes only where it
+		// names (TRUST-1).
+		a, err := credentialAddr(ctx, *cred, host, in.Port, timeout)
+		if err != nil {
+			return nil, err
+		}
+		addr = a
+	}
 	sess, err := s.deps.Sessions.OpenTelnet(ctx, s.deps.Attach, session.TelnetOptions{
-		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req),
+		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req), Addr: addr,
 		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen, Dialect: in.Dialect,
 	})
 	if err != nil {
@@ -183,7 +195,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if cred != nil {
 		pass, _ := cred.Secret("password")
 		defer clear(pass)
-		prompt, err := sess.Login(ctx, cred.Username, pass, loginTimeout)
+		prompt, err := sess.Login(ctx, cred.Username, pass, loginTimeout, secretGate(*cred, sess))
 		if err != nil {
 			s.deps.Sessions.Remove(sess.ID)
 			return nil, fmt.Errorf("telnet_connect to %s: %w", link.JoinHostPort(host, in.Port), err)
@@ -191,6 +203,47 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		out["loggedIn"], out["prompt"] = true, prompt
 	}
 	return out, nil
+}
+
+// credentialAddr checks a telnet_connect target against a credential
+// before anything is dialed: a host name its entries name, or an address
+// its networks hold, is dialed as asked (""); a name that only its
+// networks could allow is resolved here and one of its addresses they
+// hold is returned, to be dialed instead (so the address checked is the
+// address connected to). Anything else is refused, naming the
+// credential's own target.
+func credentialAddr(ctx context.Context, cred secrets.Credential, host string, port int, timeout time.Duration) (string, error) {
+	d := secrets.Dest{Host: host, Port: port}
+	if cred.Allows(d, secrets.TelnetPort) {
+		return "", nil
+	}
+	refuse := func(why string) error {
+		return invalid("credentialId", "credential %q is used only for %s (its host and port, and its \"hosts\"); %s is not one of them%s, so nothing was sent",
+			cred.ID, cred.TargetsString(secrets.TelnetPort), link.JoinHostPort(host, port), why)
+	}
+	if _, err := netip.ParseAddr(host); err == nil || !cred.HasNetworks() {
+		return "", refuse("")
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
+	if err != nil {
+		return "", refuse(fmt.Sprintf(" (its addresses could not be checked: %v)", err))
+	}
+	for _, a := range addrs {
+		if cred.AllowsAddr(a, port, secrets.TelnetPort) {
+			return a.Unmap().String(), nil
+		}
+	}
+	return "", refuse(fmt.Sprintf(" (it resolves to %s)", joinAddrs(addrs)))
+}
+
+func joinAddrs(as []netip.Addr) string {
+	out := make([]string, 0, len(as))
+	for _, a := range as {
+		out = append(out, a.String())
+	}
+	return strings.Join(out, ", ")
 }
 
 // loginTimeout bounds a login dialogue answered by the host.

@@ -33,6 +33,10 @@ type Info struct {
 	Port     int    `json:"port"`
 	Username string `json:"username"`
 	AuthType string `json:"authType"`
+	// Hosts and Programs are where else the credential may be used
+	// (SPEC TRUST-1), as the file writes them.
+	Hosts    []string `json:"hosts,omitempty"`
+	Programs []string `json:"programs,omitempty"`
 }
 
 // Credential is one entry of credentials.json with its secrets decoded.
@@ -46,6 +50,8 @@ type Credential struct {
 	passphrase   []byte
 	enableSecret []byte
 	portGiven    bool
+	hosts        []target // the "hosts" entries, parsed
+	programs     []string // the "programs" entries
 }
 
 // PortOr is the credential's port, or def when the file gave none (a
@@ -125,6 +131,10 @@ type fileEntry struct {
 	Passphrase     string `json:"passphrase"`
 	Password       string `json:"password"`
 	EnableSecret   string `json:"enableSecret"`
+	// Hosts: other targets the credential may be used for; Programs:
+	// local programs it may be typed into (SPEC TRUST-1).
+	Hosts    []string `json:"hosts"`
+	Programs []string `json:"programs"`
 }
 
 // Parse reads credentials.json. Every mistake names the entry and field
@@ -205,6 +215,9 @@ func (e fileEntry) credential(d Defaults) (Credential, error) {
 	}
 	if e.Username == "" {
 		return c, errors.New("username: missing (expected the login name)")
+	}
+	if err := c.setTargets(e.Hosts, e.Programs); err != nil {
+		return c, err
 	}
 	switch e.AuthType {
 	case AuthKey:

@@ -350,7 +350,7 @@ func TestShippedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, err := Parse(data, Defaults{})
-	if err != nil || len(cs) != 3 {
+	if err != nil || len(cs) != 4 || len(cs[3].Hosts) != 2 || len(cs[3].Programs) != 1 {
 		t.Fatalf("credentials.example.json: %d, %v", len(cs), err)
 	}
 }

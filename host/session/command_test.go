@@ -33,18 +33,6 @@ func TestCleanDropEchoDropPrompt(t *testing.T) {
 	}
 }
 
-func TestMaskerSplitEcho(t *testing.T) {
-	m := &masker{secret: []byte("hunter2")}
-	var out []byte
-	for _, c := range []string{"Pass", "word: h", "u", "nt", "er", "2\r\nhun", "gry\r\n"} {
-		out = append(out, m.filter([]byte(c))...)
-	}
-	out = append(out, m.held...)
-	if string(out) != "Password: *******\r\nhungry\r\n" {
-		t.Errorf("masked stream = %q", out)
-	}
-}
-
 // The echo anchor: the end of the line that echoes the command, found
 // through a line editor's colours and across the pieces the output comes
 // in; output before it (an earlier exchange's tail and prompt) is not the

@@ -38,9 +38,16 @@ var ErrLogin = errors.New("login failed")
 
 // Login answers a device's login dialogue: the username when asked for
 // one, the password (typed as a secret: masked in what comes back) when
-// asked for it, until a prompt shows or timeout. It reports the prompt
-// line it ended at.
-func (s *Session) Login(ctx context.Context, username string, password []byte, timeout time.Duration) (string, error) {
+// asked for it, until a prompt shows or timeout. Each is typed once: a
+// device that asks for one again ends the login at once (another try
+// would only lock the account). allow, if set, must accept the session
+// before anything is typed. It reports the prompt line it ended at.
+func (s *Session) Login(ctx context.Context, username string, password []byte, timeout time.Duration, allow Gate) (string, error) {
+	if allow != nil {
+		if err := allow(s.Destination()); err != nil {
+			return "", err
+		}
+	}
 	deadline := time.Now().Add(timeout)
 	mark := Cursor{Off: s.buf.Tail()} // from the start: the login prompt may already be there
 	sentUser, sentPass := false, false
@@ -67,19 +74,19 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 		mark = Cursor{Off: head, Seq: s.lastSeq()}
 		switch {
 		case loginPass.MatchString(text):
-			if sentPass && !sentUser && username != "" {
-				return "", fmt.Errorf("%w: asked for the password again", ErrLogin)
+			if sentPass {
+				return "", fmt.Errorf("%w: the device asked for the password again (wrong password?)", ErrLogin)
 			}
 			if len(password) == 0 {
 				return "", fmt.Errorf("%w: the device asks for a password and the credential has none", ErrLogin)
 			}
-			if err := s.SendSecret(ctx, password, 10*time.Second); err != nil && !errors.Is(err, ErrEchoOn) {
+			if err := s.SendSecret(ctx, password, allow); err != nil && !errors.Is(err, ErrEchoOn) {
 				return "", err
 			}
 			sentPass = true
 		case loginUser.MatchString(text) && !lastLogin.MatchString(lastLine(text)):
-			if sentUser && sentPass {
-				return "", fmt.Errorf("%w: asked for the username again (wrong username or password)", ErrLogin)
+			if sentUser {
+				return "", fmt.Errorf("%w: the device asked for the username again (wrong username or password?)", ErrLogin)
 			}
 			if username == "" {
 				return "", fmt.Errorf("%w: the device asks for a username and the credential has none", ErrLogin)
@@ -87,7 +94,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			if err := s.sendRaw(ctx, []byte(username+enter)); err != nil {
 				return "", err
 			}
-			sentUser, sentPass = true, false
+			sentUser = true
 		case loginShell.MatchString(text):
 			// A read can end inside a banner ("####", "[ok]"): the prompt
 			// is the last thing before the device waits. A dialect's prompt

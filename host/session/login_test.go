@@ -31,7 +31,7 @@ func TestLoginPromptCutByARead(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	prompt, err := s.Login(ctx, "admin", []byte("s3cret-pw"), 5*time.Second)
+	prompt, err := s.Login(ctx, "admin", []byte("s3cret-pw"), 5*time.Second, nil)
 	if err != nil || prompt != "admin@r1>" {
 		t.Fatalf("Login: %q, %v", prompt, err)
 	}

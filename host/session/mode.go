@@ -23,10 +23,6 @@ var ErrNoMode = errors.New("no mode commands")
 // longest way in any table is two steps.
 const maxModeSteps = 6
 
-// secretMask is how long what comes back is searched for a secret the
-// host typed itself (logins, enable secrets).
-const secretMask = 10 * time.Second
-
 // ModeOptions move a device to a mode (set_mode).
 type ModeOptions struct {
 	Mode    string        // user, privileged or config
@@ -35,6 +31,8 @@ type ModeOptions struct {
 	// the way ("password", "enable"); nil stops there (reason login).
 	// The caller's slice is zeroed after use.
 	Secret func(field string) ([]byte, error)
+	// Allow must accept the session before a secret is typed (TRUST-1).
+	Allow Gate
 }
 
 // ModeResult is where a move ended. The fields mean what RunResult's do;
@@ -210,7 +208,7 @@ func (s *Session) answerLogin(ctx context.Context, o ModeOptions, res *ModeResul
 		return true, nil
 	}
 	mark := s.Mark()
-	if err := s.SendSecret(ctx, secret, secretMask); err != nil {
+	if err := s.SendSecret(ctx, secret, o.Allow); err != nil {
 		return true, err
 	}
 	r, err := s.commandResult(ctx, mark, RunOptions{Timeout: left})

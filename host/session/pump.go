@@ -93,6 +93,14 @@ func (s *Session) release() {
 		locked = true
 		defer s.unlockChain()
 	}
+	if locked && len(s.mask.held) > 0 {
+		// What the masking held back is output too (the peer's last
+		// bytes): it stays readable, masked as far as can be told.
+		s.w.reset()
+		s.flushHeld()
+		s.w.run()
+		s.w.commit(false)
+	}
 	for _, b := range s.chain {
 		b.Close()
 	}

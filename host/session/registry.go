@@ -113,6 +113,14 @@ type Registry struct {
 // NewRegistry makes an empty registry and starts its reaper.
 func NewRegistry(limits Limits, cfg Config) *Registry {
 	limits.defaults()
+	if cfg.Secrets == nil {
+		// The caller did not share its set with the rest of the server:
+		// the sessions' log is masked here.
+		cfg.Secrets = NewSecretSet(0)
+		if cfg.Logger != nil {
+			cfg.Logger = slog.New(cfg.Secrets.Handler(cfg.Logger.Handler()))
+		}
+	}
 	cfg.defaults()
 	r := &Registry{
 		limits:    limits,
@@ -131,6 +139,10 @@ func NewRegistry(limits Limits, cfg Config) *Registry {
 	go r.reaper()
 	return r
 }
+
+// Secrets is the set of secrets typed during the server's life, masked in
+// every session (SPEC TRUST-2).
+func (r *Registry) Secrets() *SecretSet { return r.cfg.Secrets }
 
 // Config is the per-session configuration new sessions get.
 func (r *Registry) Config() Config { return r.cfg }

@@ -104,6 +104,9 @@ type Config struct {
 	// character while the peer is quiet (default 2s).
 	UTF8Hold time.Duration
 	Logger   *slog.Logger
+	// Secrets are the secrets masked in every session (the Registry's;
+	// NewRegistry makes one when nil).
+	Secrets *SecretSet
 }
 
 func (c *Config) defaults() {
@@ -211,7 +214,7 @@ type Session struct {
 	// onEvent sees events before they are recorded (Spec.OnEvent).
 	onEvent func(ev []byte) bool
 	onInput func(p []byte) error // guarded by chainSem
-	masks   []*masker            // secrets to hide in what comes back; guarded by chainSem
+	mask    maskStream           // the server's secrets, masked in what comes back; guarded by chainSem
 
 	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
 	asyncBytes int

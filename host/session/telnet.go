@@ -23,6 +23,9 @@ type TelnetOptions struct {
 	// Dialect attaches the dialect plugin after telnet: a dialect name, or
 	// "auto" to detect it ("" for none).
 	Dialect string
+	// Addr, if set, is the address dialed instead of resolving Host: the
+	// one of Host's addresses a credential's networks allow (TRUST-1).
+	Addr string
 }
 
 // OpenTelnet opens a Telnet session: a TCP link, the telnet plugin first in
@@ -41,6 +44,9 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
 		Plugins: plugins, Screen: o.Screen,
 		Dial: func(ctx context.Context) (link.Link, error) {
+			if o.Addr != "" {
+				return link.DialTCP(ctx, o.Addr, o.Port, o.Timeout)
+			}
 			return link.DialTCP(ctx, o.Host, o.Port, o.Timeout)
 		},
 	})

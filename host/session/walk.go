@@ -60,6 +60,10 @@ type walker struct {
 	markRing  uint64
 	markOut   int
 	markArena int
+	// The masking's state at the call's start, when secrets are masked:
+	// what Discard goes back to with the buffer.
+	markMask             bool
+	markRecent, markHeld []byte
 
 	screenOff uint64 // the buffer offset the screen has been fed up to
 	scratch   []byte
@@ -104,7 +108,7 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 		w.pend = append(w.pend, e)
 	case abi.Log:
 		name, _ := w.plugin(w.cur).Plugin()
-		s.log.Info("plugin log", "plugin", name, "line", string(p))
+		s.log.Info("plugin log", "plugin", name, "line", s.cfg.Secrets.MaskString(string(p)))
 	case abi.Reply:
 		if w.reply == nil {
 			w.reply = append([]byte{}, p...)
@@ -116,6 +120,10 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 // during it; it is retried elsewhere or given up).
 func (w *walker) Discard() {
 	w.s.buf.DiscardTo(w.markRing)
+	if w.markMask {
+		m := &w.s.mask
+		m.recent, m.held = append(m.recent[:0], w.markRecent...), append(m.held[:0], w.markHeld...)
+	}
 	w.out = w.out[:w.markOut]
 	w.arena = w.arena[:w.markArena]
 	w.pend = w.pend[:0]
@@ -141,6 +149,10 @@ func (w *walker) begin(i int) {
 	w.cur = i
 	w.pend = w.pend[:0]
 	w.markRing, w.markOut, w.markArena = w.s.buf.End(), len(w.out), len(w.arena)
+	if w.markMask = w.s.cfg.Secrets.load() != nil; w.markMask {
+		m := &w.s.mask
+		w.markRecent, w.markHeld = append(w.markRecent[:0], m.recent...), append(w.markHeld[:0], m.held...)
+	}
 }
 
 // call runs one step: plugin i on data, then queues its emissions (and the
@@ -263,6 +275,11 @@ func (w *walker) event(st step) {
 	if err := json.Unmarshal(st.data, &fields); err != nil {
 		w.s.log.Warn("plugin emitted an event that is not a JSON object", "err", err)
 		return
+	}
+	// A plugin saw the peer's bytes before they were masked: its events'
+	// text (a prompt, an error line, a title) is masked here.
+	if w.s.cfg.Secrets.load() != nil {
+		w.s.cfg.Secrets.maskValue(fields, 0)
 	}
 	typ, _ := fields["type"].(string)
 	delete(fields, "type")

@@ -1,0 +1,130 @@
+package pty
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Foreground is who reads what is typed into a terminal right now: the
+// programs of its foreground process group (tcgetpgrp on the master), and
+// any process outside the terminal's session that holds the terminal open
+// (it could read it too: job control only stops the session's own
+// background groups).
+type Foreground struct {
+	Pgid int
+	// Exes are the resolved executables (/proc/<pid>/exe) of the group's
+	// processes, the leader first; "" where it could not be read.
+	Exes []string
+	// Outsiders are processes of another session that hold the terminal
+	// open, as "pid (exe)".
+	Outsiders []string
+}
+
+// maxProcScan bounds the processes looked at.
+const maxProcScan = 1 << 16
+
+// Foreground reports who reads the terminal's input now. It reads /proc,
+// so it says nothing where /proc is not Linux's.
+func (p *PTY) Foreground() (Foreground, error) {
+	var fg Foreground
+	var pgid, sid int
+	var ptn uint32
+	var ierr error
+	rc, err := p.f.SyscallConn()
+	if err != nil {
+		return fg, err
+	}
+	if err := rc.Control(func(fd uintptr) {
+		if pgid, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP); ierr != nil {
+			return
+		}
+		if sid, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGSID); ierr != nil {
+			return
+		}
+		ptn, ierr = unix.IoctlGetUint32(int(fd), unix.TIOCGPTN)
+	}); err != nil {
+		return fg, err
+	}
+	if ierr != nil {
+		return fg, fmt.Errorf("the terminal's foreground process group: %w", ierr)
+	}
+	fg.Pgid = pgid
+	slave := "/dev/pts/" + strconv.FormatUint(uint64(ptn), 10)
+	dir, err := os.Open("/proc")
+	if err != nil {
+		return fg, err
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(maxProcScan)
+	if err != nil {
+		return fg, err
+	}
+	self := os.Getpid()
+	leader := ""
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self {
+			continue
+		}
+		pg, ps, ok := procGroup(pid)
+		if !ok {
+			continue
+		}
+		switch {
+		case pg == pgid:
+			exe, _ := os.Readlink("/proc/" + n + "/exe")
+			if pid == pgid {
+				leader = exe
+			} else {
+				fg.Exes = append(fg.Exes, exe)
+			}
+		case ps != sid && holds(pid, slave):
+			exe, _ := os.Readlink("/proc/" + n + "/exe")
+			fg.Outsiders = append(fg.Outsiders, fmt.Sprintf("%d (%s)", pid, exe))
+		}
+	}
+	fg.Exes = append([]string{leader}, fg.Exes...)
+	return fg, nil
+}
+
+// procGroup reads a process's group and session from /proc/<pid>/stat.
+func procGroup(pid int) (pgrp, sid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command name is in parentheses and may hold anything: the
+	// fields after the last ')' are state, ppid, pgrp, session.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 4 {
+		return 0, 0, false
+	}
+	pgrp, err1 := strconv.Atoi(string(f[2]))
+	sid, err2 := strconv.Atoi(string(f[3]))
+	return pgrp, sid, err1 == nil && err2 == nil
+}
+
+// holds reports whether a process has the terminal open.
+func holds(pid int, slave string) bool {
+	d := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	f, err := os.Open(d)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fds, _ := f.Readdirnames(4096)
+	for _, fd := range fds {
+		if l, err := os.Readlink(d + fd); err == nil && l == slave {
+			return true
+		}
+	}
+	return false
+}
