@@ -29,7 +29,12 @@ type fake struct {
 	closed atomic.Bool
 	calls  atomic.Int64
 	resets atomic.Uint64 // bumped to play a fail-over that lost the state
+
+	untrusted bool // a drop-in neither first-party nor pinned (Trusted)
 }
+
+// Trusted: fakes stand for first-party plugins unless a test says not.
+func (f *fake) Trusted() bool { return !f.untrusted }
 
 func (f *fake) Resets() uint64 { return f.resets.Load() }
 

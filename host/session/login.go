@@ -48,6 +48,9 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			return "", err
 		}
 	}
+	if err := s.SecretsAllowed(); err != nil {
+		return "", err // before the username: nothing of the login goes through it
+	}
 	deadline := time.Now().Add(timeout)
 	mark := Cursor{Off: s.buf.Tail()} // from the start: the login prompt may already be there
 	sentUser, sentPass := false, false

@@ -211,6 +211,9 @@ func (s *Session) sendCredential(ctx context.Context, secret []byte, allow Gate,
 			return err
 		}
 	}
+	if err := s.SecretsAllowed(); err != nil {
+		return err
+	}
 	if e, ok := s.link.(EchoReporter); ok {
 		on, err := e.Echoes()
 		if err == nil && on {

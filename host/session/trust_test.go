@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // trustedFake is a fake binding that says whether it is trusted.
@@ -13,6 +14,9 @@ type trustedFake struct {
 }
 
 func (f trustedFake) Trusted() bool { return f.ok }
+
+// mute is a binding that cannot say whether it is trusted.
+type mute struct{ Binding }
 
 // A session's chain is trusted with secrets only when every binding of it,
 // its screen included, says it is trusted; one that cannot say is not.
@@ -24,7 +28,7 @@ func TestChainTrusted(t *testing.T) {
 	}{
 		{"all trusted", []Binding{trustedFake{&fake{name: "telnet"}, true}, trustedFake{&fake{name: "dialect"}, true}}, ""},
 		{"an unpinned drop-in", []Binding{trustedFake{&fake{name: "telnet"}, true}, trustedFake{&fake{name: "upper"}, false}}, "upper"},
-		{"a binding that cannot say", []Binding{trustedFake{&fake{name: "telnet"}, true}, &fake{name: "mystery"}}, "mystery"},
+		{"a binding that cannot say", []Binding{trustedFake{&fake{name: "telnet"}, true}, mute{&fake{name: "mystery"}}}, "mystery"},
 	} {
 		for _, screenOK := range []bool{true, false} {
 			s := &Session{chain: c.chain, screen: trustedFake{&fake{name: "vt"}, screenOK}}
@@ -39,5 +43,31 @@ func TestChainTrusted(t *testing.T) {
 				t.Errorf("%s (screen trusted %v): untrusted %q, ChainTrusted %v, SecretsAllowed %v; want %q", c.what, screenOK, got, s.ChainTrusted(), err, want)
 			}
 		}
+	}
+}
+
+// No secret, and no login, goes through a session whose chain holds a
+// plugin that is neither first-party nor pinned: it would see the secret
+// on its way out. Nothing is written to the peer.
+func TestSecretsRefusedThroughUntrustedPlugin(t *testing.T) {
+	r := newRegistry(t, Limits{}, Config{})
+	s, peer, _ := testKind(t, r, Spec{}, []*fake{{name: "telnet"}, {name: "upper", untrusted: true}}, nil)
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, 64)
+		n, _ := peer.Read(b)
+		got <- b[:n]
+	}()
+	err := s.SendSecret(ctxTimeout(t, 2*time.Second), []byte(testSecret), nil)
+	if !errors.Is(err, ErrUntrustedPlugin) || !strings.Contains(err.Error(), `plugin "upper"`) {
+		t.Fatalf("SendSecret through an unpinned plugin: %v", err)
+	}
+	if _, err := s.Login(ctxTimeout(t, 2*time.Second), "admin", []byte(testSecret), time.Second, nil); !errors.Is(err, ErrUntrustedPlugin) {
+		t.Fatalf("Login through an unpinned plugin: %v", err)
+	}
+	select {
+	case b := <-got:
+		t.Fatalf("the peer got %q", b)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
