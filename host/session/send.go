@@ -144,6 +144,7 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 			break
 		}
 	}
+	s.syncScreen() // a control request may have moved the screen to a new instance
 	reply = w.reply
 	b := w.commit(true)
 	inline, err := s.reserve(b)

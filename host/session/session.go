@@ -177,6 +177,10 @@ type Session struct {
 	buf    *ringbuf.Buffer
 	chain  []Binding
 	screen Binding // optional: fed what the buffer gets (SPEC SES-5)
+	// screenBuilt is the screen binding's Resets count its content was
+	// built for (guarded by chainSem): when the binding says otherwise, the
+	// screen lost its state and is rebuilt from the buffer (syncScreen).
+	screenBuilt uint64
 
 	chainSem chan struct{} // serializes every walk through the chain
 	w        walker        // guarded by chainSem
@@ -260,6 +264,7 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 		released:   make(chan struct{}),
 	}
 	s.w.s = s
+	s.screenBuilt = screenResets(screen)
 	s.wr = newWriter(l, cfg.WriteQueue, cfg.WriteTimeout)
 	return s
 }
