@@ -15,6 +15,22 @@ import (
 	"github.com/termhost/termhost/sdk/abi"
 )
 
+// MaxScreenCells bounds a session's cols×rows: the vt screen's bound on
+// one session's memory (plugins/vt/core.MaxCells; see RATIONALE "One screen
+// cannot exhaust the instance it shares"). 32768 cells is 256x128, 200x160
+// or 1000x32.
+const MaxScreenCells = 1 << 15
+
+// CheckSize refuses a screen of more than MaxScreenCells cells, before any
+// window or plugin is changed, naming the fields and the limit.
+func CheckSize(cols, rows int) error {
+	if cols*rows > MaxScreenCells {
+		return fmt.Errorf("%w: cols×rows = %d×%d = %d cells; at most %d cells (e.g. 256x128, 200x160, 1000x32)",
+			ErrScreenSize, cols, rows, cols*rows, MaxScreenCells)
+	}
+	return nil
+}
+
 // replySink keeps the reply of one control call and drops the rest: a
 // screen query changes nothing and sends nothing.
 type replySink struct{ reply []byte }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -221,4 +222,58 @@ func TestNeighboursRebuiltAfterSharedScreenFails(t *testing.T) {
 	// And they stay right as output goes on.
 	quiet[1].feed(t, []byte("\x1b[1mstill here\x1b[0m\r\n"))
 	checkScreen(t, "quiet session 1 after more output", quiet[1])
+}
+
+// TestFloodCannotExhaustSharedScreen: four sessions at the largest screen
+// flood truecolour lines next to three quiet ones, under the default
+// memory cap: no instance fails, and the quiet sessions show what a fresh
+// emulator fed their raw buffers shows. A screen over MaxScreenCells is
+// refused, naming the fields and the limit.
+func TestFloodCannotExhaustSharedScreen(t *testing.T) {
+	if MaxScreenCells != core.MaxCells {
+		t.Fatalf("MaxScreenCells %d, the vt core's MaxCells %d", MaxScreenCells, core.MaxCells)
+	}
+	pr := vtPlugins(t, 0)
+	r := newRegistry(t, Limits{}, Config{})
+	var quiet []*vtSession
+	for i := range 3 {
+		v, err := openVT(t, r, pr, 80, 24)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.feed(t, smallOutput(i))
+		quiet = append(quiet, v)
+	}
+	var big []*vtSession
+	v, err := openVT(t, r, pr, 1000, 1000)
+	if err == nil {
+		t.Errorf("a 1000x1000 screen was opened")
+		big = append(big, v)
+	} else if !errors.Is(err, ErrScreenSize) || !strings.Contains(err.Error(), "cols×rows = 1000×1000") ||
+		!strings.Contains(err.Error(), fmt.Sprint(MaxScreenCells)) {
+		t.Errorf("a 1000x1000 screen: %v", err)
+	}
+	for len(big) < 4 {
+		v, err := openVT(t, r, pr, 1000, MaxScreenCells/1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big = append(big, v)
+	}
+	if err := big[len(big)-1].s.Resize(context.Background(), 1000, 1000); !errors.Is(err, ErrScreenSize) {
+		t.Errorf("resize to 1000x1000: %v", err)
+	}
+	for round := range 3 {
+		for i, v := range big {
+			v.feed(t, truecolour(1000, 20, round*10+i))
+		}
+	}
+	for i, v := range append(append([]*vtSession(nil), quiet...), big...) {
+		if v.failed() {
+			t.Errorf("session %d: its screen plugin failed: %+v", i, v.s.Events(0))
+		}
+	}
+	for i, v := range quiet {
+		checkScreen(t, fmt.Sprintf("quiet session %d after the floods", i), v)
+	}
 }

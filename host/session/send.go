@@ -186,6 +186,9 @@ func (s *Session) Resize(ctx context.Context, cols, rows int) error {
 	if !s.Alive() {
 		return s.disconnectedErr()
 	}
+	if err := CheckSize(cols, rows); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	s.cols, s.rows = cols, rows
 	s.mu.Unlock()

@@ -60,6 +60,8 @@ var (
 	ErrLimit        = errors.New("limit reached")
 	ErrNameTaken    = errors.New("session name already in use")
 	ErrInvalidName  = errors.New("invalid session name")
+	// ErrScreenSize: cols×rows over MaxScreenCells.
+	ErrScreenSize = errors.New("screen too large")
 	// ErrPeerStalled: the peer does not read what is written to it.
 	ErrPeerStalled = errors.New("the peer stopped reading")
 	// ErrBusy: the session could not be served within the deadline (a
