@@ -20,7 +20,7 @@ const (
 	defaultScrollback = 10000
 	// MaxCells bounds a screen's cols×rows. A terminal's memory is
 	// bounded by its size (two screens of 8-byte cells, style and
-	// grapheme tables of at most cells+1024 entries, a scrollback of at
+	// grapheme tables of at most MaxCells+1024 entries, a scrollback of at
 	// most SBMaxBytes), and terminals share an instance whose memory is
 	// capped: see RATIONALE "One screen cannot exhaust the instance it
 	// shares". 32768 cells is 256x128, 200x160 or 1000x32.
@@ -121,12 +121,15 @@ func clampCells(cols, rows int) (int, int) {
 	return cols, rows
 }
 
-// tableCap bounds the style and grapheme tables: a screenful of distinct
-// entries and some room. Their memory is most of what a terminal holds
-// beyond its cells (about 40 bytes an entry), so they scale with the
-// screen, not with the 65536 a cell's index can name.
-// During a reflow the new screen counts too.
-func (t *Terminal) tableCap() int { return min(maxStyles, t.cols*t.rows+t.reflowCells+1024) }
+// tableCap bounds the style and grapheme tables: the largest screenful of
+// distinct entries and some room. Their memory is most of what a terminal
+// holds beyond its cells (about 40 bytes an entry), so they are bounded by
+// the largest screen, not by the 65536 a cell's index can name. The same
+// bound for every size: a bound per size would spare nothing in the worst
+// case (which is the largest size) and make a small screen that shows
+// many colours compact four times as often (the worst output ran four
+// times slower). During a reflow the new screen counts too.
+func (t *Terminal) tableCap() int { return min(maxStyles, MaxCells+t.reflowCells+1024) }
 
 // mayCompact says whether a full table may be compacted now. Both screens
 // full of distinct styles can use more entries than tableCap: compacting
