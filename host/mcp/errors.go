@@ -85,7 +85,7 @@ func classify(err error) kind {
 	var ae *ArgError
 	switch {
 	case errors.As(err, &ae), errors.Is(err, session.ErrInvalidName), errors.Is(err, session.ErrNameTaken), errors.As(err, new(*policy.BlockedError)),
-		errors.Is(err, session.ErrBadPlugin):
+		errors.Is(err, session.ErrBadPlugin), errors.Is(err, session.ErrScreenSize):
 		return kindArg
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrExpired):
 		return kindNotFound

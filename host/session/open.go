@@ -63,6 +63,9 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	if spec.Rows <= 0 {
 		spec.Rows = 24
 	}
+	if err := CheckSize(spec.Cols, spec.Rows); err != nil {
+		return nil, err
+	}
 	spec.Owner = r.reopenOwner(spec.ID, spec.Owner)
 	release, err := r.reserve(spec.Owner, spec.Name)
 	if err != nil {

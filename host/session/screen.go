@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -13,6 +14,22 @@ import (
 
 	"github.com/termhost/termhost/sdk/abi"
 )
+
+// MaxScreenCells bounds a session's cols×rows: the vt screen's bound on
+// one session's memory (plugins/vt/core.MaxCells; see RATIONALE "One screen
+// cannot exhaust the instance it shares"). 32768 cells is 256x128, 200x160
+// or 1000x32.
+const MaxScreenCells = 1 << 15
+
+// CheckSize refuses a screen of more than MaxScreenCells cells, before any
+// window or plugin is changed, naming the fields and the limit.
+func CheckSize(cols, rows int) error {
+	if cols*rows > MaxScreenCells {
+		return fmt.Errorf("%w: cols×rows = %d×%d = %d cells; at most %d cells (e.g. 256x128, 200x160, 1000x32)",
+			ErrScreenSize, cols, rows, cols*rows, MaxScreenCells)
+	}
+	return nil
+}
 
 // replySink keeps the reply of one control call and drops the rest: a
 // screen query changes nothing and sends nothing.
@@ -48,16 +65,24 @@ func (s *Session) Screen(ctx context.Context, req []byte) ([]byte, error) {
 	if gone {
 		return nil, fmt.Errorf("%w: the session's screen was released", ErrExpired)
 	}
-	b := s.screen
 	if frozen != nil {
-		// An ended session's screen: bring its state back on an instance
-		// for this one question.
-		var err error
-		if b, err = s.thaw(frozen); err != nil {
-			return nil, fmt.Errorf("screen of an ended session: %w", err)
-		}
-		defer b.Close()
+		return s.askFrozen(frozen, req)
 	}
+	// The screen may have lost its state since its last use (its instance
+	// failed under another session): rebuilt first, and once more if this
+	// very question is what moved it to a new instance, so an answer never
+	// comes from an empty screen.
+	s.syncScreen()
+	for try := 0; ; try++ {
+		reply, err := s.ask(s.screen, req)
+		if !s.syncScreen() || try == 1 {
+			return reply, err
+		}
+	}
+}
+
+// ask puts one question to screen binding b.
+func (s *Session) ask(b Binding, req []byte) ([]byte, error) {
 	var sink replySink
 	if err := b.Control(req, &sink); err != nil {
 		return nil, fmt.Errorf("screen: %w", err)
@@ -66,6 +91,28 @@ func (s *Session) Screen(ctx context.Context, req []byte) ([]byte, error) {
 		return nil, fmt.Errorf("screen: the %s plugin gave no answer", s.screenName())
 	}
 	return sink.reply, nil
+}
+
+// askFrozen brings an ended session's screen state back on an instance for
+// one question. If the instance fails under the question, the binding is
+// reopened without state: the state is imported again and the question
+// asked once more.
+func (s *Session) askFrozen(frozen, req []byte) ([]byte, error) {
+	b, err := s.thaw(frozen)
+	if err != nil {
+		return nil, fmt.Errorf("screen of an ended session: %w", err)
+	}
+	defer b.Close()
+	for try := 0; ; try++ {
+		resets := screenResets(b)
+		reply, err := s.ask(b, req)
+		if screenResets(b) == resets || try == 1 {
+			return reply, err
+		}
+		if err := importFrozen(b, frozen); err != nil {
+			return nil, fmt.Errorf("screen of an ended session: %w", err)
+		}
+	}
 }
 
 func (s *Session) screenName() string {
@@ -89,7 +136,16 @@ func (s *Session) freezeScreen() {
 	if !ok || s.reattachScreen == nil {
 		return
 	}
-	state, err := st.ExportState()
+	var state []byte
+	var err error
+	for try := 0; try < 2; try++ {
+		// An export that found the instance dead reopened the screen
+		// empty: rebuilt from the buffer, exported again.
+		s.syncScreen()
+		if state, err = st.ExportState(); err != nil || !s.syncScreen() {
+			break
+		}
+	}
 	if err != nil {
 		s.log.Warn("screen kept attached: its state could not be exported", "err", err)
 		return
@@ -116,21 +172,24 @@ func (s *Session) thaw(frozen []byte) (Binding, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, ok := b.(stateful)
-	if !ok {
-		b.Close()
-		return nil, fmt.Errorf("%w: the screen plugin cannot import state", ErrUnsupported)
-	}
-	state, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(frozen)), maxFrozen))
-	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("frozen screen: %w", err)
-	}
-	if err := st.ImportState(state); err != nil {
+	if err := importFrozen(b, frozen); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// importFrozen puts a frozen screen state into binding b.
+func importFrozen(b Binding, frozen []byte) error {
+	st, ok := b.(stateful)
+	if !ok {
+		return fmt.Errorf("%w: the screen plugin cannot import state", ErrUnsupported)
+	}
+	state, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(frozen)), maxFrozen))
+	if err != nil {
+		return fmt.Errorf("frozen screen: %w", err)
+	}
+	return st.ImportState(state)
 }
 
 // releaseScreen lets go of the screen once the session is discarded
@@ -227,14 +286,41 @@ type dropSink struct{}
 func (dropSink) Emit(abi.Stream, []byte) {}
 func (dropSink) Discard()                {}
 
+// syncScreen rebuilds the screen if it lost its state since it was last
+// built: its binding was reopened on another instance (Resets changed)
+// after a failure — its own or that of another session sharing the
+// instance, noticed by whichever call (chunk, view, resize, export) came
+// next. Every use of the screen passes here, so no use sees it empty. It
+// reports whether it rebuilt. Called holding the chain.
+func (s *Session) syncScreen() bool {
+	if s.screen == nil {
+		return false
+	}
+	if screenResets(s.screen) == s.screenBuilt {
+		return false
+	}
+	s.rebuildScreen()
+	// A replay that itself failed over is not replayed again: the buffer
+	// may hold what makes the plugin fail, and each replay would take the
+	// instance — and every session on it — down once more.
+	s.screenBuilt = screenResets(s.screen)
+	return true
+}
+
 // rebuildScreen gives a screen that lost its state (its instance failed and
-// it keeps no checkpoints) the session's raw buffer again, after a reset
-// (RIS): the buffer and the screen saw the same bytes (SPEC SES-5), so
-// replaying them rebuilds the screen as far as the buffer reaches. Its
-// answers to queries in the replayed bytes were sent long ago: dropped.
-// Called holding the chain.
+// it keeps no checkpoints) the session's raw buffer again, at the session's
+// size, after a reset (RIS): the buffer and the screen saw the same bytes
+// (SPEC SES-5), so replaying them rebuilds the screen as far as the buffer
+// reaches. Its answers to queries in the replayed bytes were sent long
+// ago: dropped. Called holding the chain.
 func (s *Session) rebuildScreen() {
 	const chunk = 32 << 10
+	s.mu.Lock()
+	cols, rows := s.cols, s.rows
+	s.mu.Unlock()
+	// Reopened, the screen has the size the session was opened with.
+	resize, _ := json.Marshal(map[string]any{"op": "resize", "cols": cols, "rows": rows})
+	s.screen.Control(resize, dropSink{})
 	if _, err := s.screen.Data(abi.Inbound, []byte("\x1bc"), dropSink{}); err != nil {
 		return
 	}

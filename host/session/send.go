@@ -144,6 +144,7 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 			break
 		}
 	}
+	s.syncScreen() // a control request may have moved the screen to a new instance
 	reply = w.reply
 	b := w.commit(true)
 	inline, err := s.reserve(b)
@@ -184,6 +185,9 @@ func (s *Session) Interrupt(ctx context.Context, op string) error {
 func (s *Session) Resize(ctx context.Context, cols, rows int) error {
 	if !s.Alive() {
 		return s.disconnectedErr()
+	}
+	if err := CheckSize(cols, rows); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	s.cols, s.rows = cols, rows

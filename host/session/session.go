@@ -60,6 +60,8 @@ var (
 	ErrLimit        = errors.New("limit reached")
 	ErrNameTaken    = errors.New("session name already in use")
 	ErrInvalidName  = errors.New("invalid session name")
+	// ErrScreenSize: cols×rows over MaxScreenCells.
+	ErrScreenSize = errors.New("screen too large")
 	// ErrPeerStalled: the peer does not read what is written to it.
 	ErrPeerStalled = errors.New("the peer stopped reading")
 	// ErrBusy: the session could not be served within the deadline (a
@@ -183,6 +185,10 @@ type Session struct {
 	buf    *ringbuf.Buffer
 	chain  []Binding
 	screen Binding // optional: fed what the buffer gets (SPEC SES-5)
+	// screenBuilt is the screen binding's Resets count its content was
+	// built for (guarded by chainSem): when the binding says otherwise, the
+	// screen lost its state and is rebuilt from the buffer (syncScreen).
+	screenBuilt uint64
 
 	chainSem chan struct{} // serializes every walk through the chain
 	w        walker        // guarded by chainSem
@@ -266,6 +272,7 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 		released:   make(chan struct{}),
 	}
 	s.w.s = s
+	s.screenBuilt = screenResets(screen)
 	s.wr = newWriter(l, cfg.WriteQueue, cfg.WriteTimeout)
 	return s
 }

@@ -248,7 +248,6 @@ func (w *walker) feedScreen() bool {
 	w.screenOff = end
 	w.calls++
 	w.begin(len(s.chain))
-	resets := screenResets(s.screen)
 	if _, err := s.screen.Data(abi.Inbound, w.scratch, w); err != nil {
 		var f interface{ Fatal() bool }
 		if errors.As(err, &f) && f.Fatal() {
@@ -258,9 +257,7 @@ func (w *walker) feedScreen() bool {
 		s.log.Warn("screen refused output", "err", err)
 		w.Discard()
 	}
-	if screenResets(s.screen) != resets {
-		s.rebuildScreen()
-	}
+	s.syncScreen()
 	n := len(w.pend)
 	w.queue(step{}, false)
 	return n > 0

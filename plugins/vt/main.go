@@ -17,7 +17,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"unicode/utf8"
 
@@ -54,13 +56,56 @@ func newSession(o sdk.Open) (sdk.Session, error) {
 			return nil, fmt.Errorf("vt: options: %v", err)
 		}
 	}
+	if err := checkSize(opts.Cols, opts.Rows); err != nil {
+		return nil, err
+	}
 	return &session{t: core.New(core.Options{Cols: opts.Cols, Rows: opts.Rows, Scrollback: opts.Scrollback})}, nil
+}
+
+// checkSize refuses a screen over core.MaxCells cells: the bound that keeps
+// one session from exhausting the instance it shares.
+func checkSize(cols, rows int) error {
+	if cols > 0 && rows > 0 && cols*rows > core.MaxCells {
+		return fmt.Errorf("vt: screen too large: cols×rows = %d×%d = %d cells; at most %d cells (e.g. 256x128, 200x160, 1000x32)",
+			cols, rows, cols*rows, core.MaxCells)
+	}
+	return nil
+}
+
+// The collector under wasip1 cannot be left to itself: an exported call
+// never blocks and nothing preempts it, so the background mark worker
+// runs only when a call yields, and then only its fractional share. A
+// cycle started during a call stalls and the heap grows with everything
+// allocated meanwhile: an 80x24 screen fed truecolour lines grew its
+// instance by 86 MiB per 7.7 MB of input once a cycle stalled, a
+// 256x128 one fed combining marks reached 270 MiB. So at the end of each
+// call, if the heap has grown half again over what the last collection
+// left live (and past heapFloor), the call finishes a collection itself
+// (runtime.GC, which runs the mark workers to the end); else it yields,
+// so a cycle in progress moves on.
+const heapFloor = 8 << 20
+
+var (
+	heapSample  = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heapAfterGC uint64
+)
+
+func yield() {
+	metrics.Read(heapSample)
+	if h := heapSample[0].Value.Uint64(); h < max(heapFloor, heapAfterGC+heapAfterGC/2) {
+		runtime.Gosched()
+		return
+	}
+	runtime.GC()
+	metrics.Read(heapSample)
+	heapAfterGC = heapSample[0].Value.Uint64()
 }
 
 func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 	if dir == sdk.Outbound {
 		return sdk.Consumed // nothing travels through a screen toward the peer
 	}
+	defer yield()
 	s.t.Write(p)
 	if r := s.t.Replies(); len(r) > 0 {
 		out.ToPeer(r)
@@ -81,14 +126,20 @@ type request struct {
 	Limit  int    `json:"limit"`
 }
 
-// maxLimit bounds the lines of one scrollback page.
-const maxLimit = 5000
+// maxLimit bounds the lines of one scrollback page, maxPage its bytes
+// (wide truecolour lines in the ansi format take 120 bytes a cell): a page
+// that reaches it ends early, and its lines say how far it got.
+const (
+	maxLimit = 5000
+	maxPage  = 2 << 20
+)
 
 func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 	var r request
 	if err := json.Unmarshal(req, &r); err != nil {
 		return nil, fmt.Errorf("vt: bad request: %v", err)
 	}
+	defer yield()
 	ansi := r.Format == "ansi"
 	if r.Format != "" && r.Format != "plain" && !ansi {
 		return nil, fmt.Errorf("vt: unknown format %q", r.Format)
@@ -98,6 +149,9 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 	case "resize":
 		if r.Cols < 1 || r.Rows < 1 {
 			return nil, errors.New("vt: resize needs cols and rows of at least 1")
+		}
+		if err := checkSize(r.Cols, r.Rows); err != nil {
+			return nil, err
 		}
 		s.t.Resize(r.Cols, r.Rows)
 		return []byte(`{}`), nil
@@ -148,7 +202,7 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(off), 10)
 		b = append(b, `,"lines":[`...)
 		var line []byte
-		for i := off; i < total && i < off+limit; i++ {
+		for i := off; i < total && i < off+limit && (i == off || len(b) < maxPage); i++ {
 			if i > off {
 				b = append(b, ',')
 			}

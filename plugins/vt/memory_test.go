@@ -22,9 +22,10 @@ func fillPayload() []byte {
 }
 
 // BenchmarkInstanceMemory: the linear memory of one vt instance (what the
-// host holds for it) empty, with one session, and with 16 sessions (the
-// manifest's sessionsPerInstance), each with 10,000 lines of 80 columns in
-// its scrollback, fed in 32 KiB chunks, and after resizing each of them.
+// host holds for it) empty, with one session, and with 16 sessions (what
+// the manifest's sessionsPerInstance allowed before issue 16), each with
+// 10,000 lines of 80 columns in its scrollback, fed in 32 KiB chunks, and
+// after resizing each of them.
 // VT_WASM names another build to
 // measure (default: the committed vt.wasm).
 func BenchmarkInstanceMemory(b *testing.B) {

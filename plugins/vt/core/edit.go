@@ -296,12 +296,13 @@ func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
 	if i, ok := t.graphIdx[string(s)]; ok {
 		return i, true
 	}
-	if len(t.graphemes) >= maxGraphemes {
-		if t.noCompact {
+	t.newEntries++
+	if len(t.graphemes) >= min(maxGraphemes, t.tableCap()) {
+		if !t.mayCompact() {
 			return 0, false
 		}
 		t.compact()
-		if len(t.graphemes) >= maxGraphemes {
+		if len(t.graphemes) >= min(maxGraphemes, t.tableCap()) {
 			return 0, false
 		}
 	}

@@ -208,10 +208,10 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 	n := &Terminal{}
 	n.cols = d.uv(maxDim, "cols")
 	n.rows = d.uv(maxDim, "rows")
-	if d.err == nil && (n.cols < 1 || n.rows < 1) {
+	if d.err == nil && (n.cols < 1 || n.rows < 1 || n.cols*n.rows > MaxCells) {
 		d.fail("size")
 	}
-	n.sb.max = d.uv(1_000_000, "scrollback size")
+	n.sb.max = d.uv(maxScrollbackLines, "scrollback size")
 	ns := d.uv(maxStyles, "style count")
 	if d.err != nil {
 		return d.err

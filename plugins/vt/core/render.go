@@ -71,6 +71,7 @@ func (t *Terminal) Cell(row, col int) Cell {
 // compact drops styles and graphemes no cell or pen uses any more and
 // renumbers the rest.
 func (t *Terminal) compact() {
+	t.newEntries = 0
 	smap := make([]int32, len(t.styles))
 	gmap := make([]int32, len(t.graphemes))
 	for i := range smap {
@@ -126,7 +127,7 @@ func (t *Terminal) compact() {
 	// Re-intern the pen (it may not be on screen yet).
 	if i, ok := t.styleIdx[t.pen]; ok {
 		t.penIdx = i
-	} else if len(t.styles) < maxStyles {
+	} else if len(t.styles) < t.tableCap() {
 		t.penIdx = uint16(len(t.styles))
 		t.styles = append(t.styles, t.pen)
 		t.styleIdx[t.pen] = t.penIdx

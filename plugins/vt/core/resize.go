@@ -4,8 +4,7 @@ package core
 // Soft-wrapped lines on the main screen (scrollback included) are re-wrapped
 // to the new width; the alternate screen is cropped or padded.
 func (t *Terminal) Resize(cols, rows int) {
-	cols = clamp(cols, 1, maxDim)
-	rows = clamp(rows, 1, maxDim)
+	cols, rows = clampCells(clamp(cols, 1, maxDim), clamp(rows, 1, maxDim))
 	if cols == t.cols && rows == t.rows {
 		return
 	}
@@ -70,8 +69,8 @@ func (t *Terminal) cropScreen(s *screen, cols, rows int) *screen {
 // back from the scrollback.
 func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, bool) {
 	old := t.main
-	t.noCompact = true
-	defer func() { t.noCompact = false }()
+	t.noCompact, t.reflowCells = true, cols*rows
+	defer func() { t.noCompact, t.reflowCells = false, 0 }()
 	// Logical lines: scrollback first, then screen rows down to the cursor or
 	// the last non-blank row.
 	last := cy

@@ -23,11 +23,17 @@ import (
 // line's end; line i starts where line i-1 ends (line 0 at tail).
 const (
 	sbBlock = 16 << 10
-	// sbMaxBytes bounds the bytes held, so 32-bit ends stay unambiguous;
-	// the oldest lines go first. Far beyond what a line cap of 1,000,000
-	// short lines needs.
-	sbMaxBytes = 1 << 30
+	// sbMaxBytes bounds the bytes held (the oldest lines go first): one
+	// terminal's history must not exhaust the instance it shares with
+	// others (RATIONALE "One screen cannot exhaust the instance it
+	// shares"). 10,000 plain 80-column lines take 0.86 MB; lines with many
+	// colours take more, so fewer of them are kept. It also keeps 32-bit
+	// ends unambiguous.
+	sbMaxBytes = SBMaxBytes
 )
+
+// SBMaxBytes bounds the bytes one terminal's scrollback holds.
+const SBMaxBytes = 1 << 20
 
 // sbLine is a view of one scrollback line: valid until the scrollback
 // changes or another line is read (a line spanning blocks is copied into

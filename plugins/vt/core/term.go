@@ -2,8 +2,8 @@ package core
 
 // Options configure a Terminal.
 type Options struct {
-	Cols, Rows int // screen size, default 80x24, clamped to 1..1000
-	Scrollback int // lines kept: 0 means the default 10000, <0 none
+	Cols, Rows int // screen size, default 80x24, clamped to 1..1000 and to MaxCells cells (rows give way)
+	Scrollback int // lines kept: 0 means the default 10000, <0 none, at most 100,000 (and SBMaxBytes)
 }
 
 // Modes are the terminal modes a host needs to encode input for the peer.
@@ -18,6 +18,16 @@ const (
 	defaultRows       = 24
 	maxDim            = 1000
 	defaultScrollback = 10000
+	// MaxCells bounds a screen's cols×rows. A terminal's memory is
+	// bounded by its size (two screens of 8-byte cells, style and
+	// grapheme tables of at most MaxCells+1024 entries, a scrollback of at
+	// most SBMaxBytes), and terminals share an instance whose memory is
+	// capped: see RATIONALE "One screen cannot exhaust the instance it
+	// shares". 32768 cells is 256x128, 200x160 or 1000x32.
+	MaxCells = 1 << 15
+	// maxScrollbackLines bounds the scrollback option (its index costs 4
+	// bytes a line).
+	maxScrollbackLines = 100_000
 )
 
 // cursorState is what DECSC saves.
@@ -84,6 +94,11 @@ type Terminal struct {
 	// noCompact is set while cells outside the screens (a reflow in
 	// progress) hold style and grapheme indices that compact cannot see.
 	noCompact bool
+	// reflowCells is the size of the screen a reflow is building.
+	reflowCells int
+	// newEntries counts the style and grapheme entries asked for since the
+	// last compaction (see mayCompact).
+	newEntries int
 }
 
 func clampDim(v, def int) int {
@@ -98,19 +113,47 @@ func clampDim(v, def int) int {
 	return v
 }
 
+// clampCells makes a size of at most MaxCells cells, the rows giving way.
+func clampCells(cols, rows int) (int, int) {
+	if cols*rows > MaxCells {
+		rows = max(1, MaxCells/cols)
+	}
+	return cols, rows
+}
+
+// tableCap bounds the style and grapheme tables: the largest screenful of
+// distinct entries and some room. Their memory is most of what a terminal
+// holds beyond its cells (about 40 bytes an entry), so they are bounded by
+// the largest screen, not by the 65536 a cell's index can name. The same
+// bound for every size: a bound per size would spare nothing in the worst
+// case (which is the largest size) and make a small screen that shows
+// many colours compact four times as often (the worst output ran four
+// times slower). During a reflow the new screen counts too.
+func (t *Terminal) tableCap() int { return min(maxStyles, MaxCells+t.reflowCells+1024) }
+
+// mayCompact says whether a full table may be compacted now. Both screens
+// full of distinct styles can use more entries than tableCap: compacting
+// then frees little, and compacting at every new style would cost a scan
+// of both screens per cell written. So a compaction waits until half a
+// screenful of new entries was asked for since the last one (those asked
+// for meanwhile get the default style, or lose their marks): compaction
+// costs O(1) a new entry, whatever the output.
+func (t *Terminal) mayCompact() bool {
+	return !t.noCompact && t.newEntries >= t.cols*t.rows/2
+}
+
 // New returns a terminal in its power-on state.
 func New(o Options) *Terminal {
 	t := &Terminal{}
-	t.cols = clampDim(o.Cols, defaultCols)
-	t.rows = clampDim(o.Rows, defaultRows)
+	t.cols, t.rows = clampCells(clampDim(o.Cols, defaultCols), clampDim(o.Rows, defaultRows))
 	sb := o.Scrollback
 	switch {
 	case sb == 0:
 		sb = defaultScrollback
 	case sb < 0:
 		sb = 0
-	case sb > 1_000_000:
-		sb = 1_000_000
+	case sb > maxScrollbackLines:
+		sb = maxScrollbackLines
 	}
 	t.sb.max = sb
 	t.p.str = make([]byte, 0, 256)
@@ -181,12 +224,13 @@ func (t *Terminal) intern(s style) uint16 {
 		t.styleHint[h] = i
 		return i
 	}
-	if len(t.styles) >= maxStyles {
-		if t.noCompact {
+	t.newEntries++
+	if len(t.styles) >= t.tableCap() {
+		if !t.mayCompact() {
 			return 0
 		}
 		t.compact()
-		if len(t.styles) >= maxStyles {
+		if len(t.styles) >= t.tableCap() {
 			return 0 // every style is in use on screen; fall back to the default
 		}
 	}
