@@ -186,9 +186,12 @@ func TestSSHExecuteAgainstOpenSSH(t *testing.T) {
 		t.Errorf("known_hosts does not hold the server's key: %q", known)
 	}
 	f.wantErr(t, "ssh_execute", map[string]any{"credentialId": "wrongpw", "command": "true"}, -32000, "auth")
-	e := f.wantErr(t, "ssh_execute", map[string]any{"credentialId": "nope", "command": "true"}, -32001, `"nope"`)
+	e := f.wantErr(t, "ssh_execute", map[string]any{"credentialId": "nope", "command": "true"}, -32001, `Credential not found: "nope"`)
 	if !strings.Contains(e.Message, "key") {
 		t.Errorf("unknown credential error does not list the known ids: %s", e.Message)
+	}
+	if string(e.Data) != `{"credentialId":"nope"}` { // seed 002's error table
+		t.Errorf("unknown credential error data: %s", e.Data)
 	}
 	before := len(f.srv.Commands())
 	if f.srv.Logged && before == 0 {

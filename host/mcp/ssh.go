@@ -190,6 +190,10 @@ func sshCode(err error) (int64, map[string]any, bool) {
 		}
 		return rpcValidation, d, true
 	case errors.As(err, &ce):
+		var ue *secrets.UnknownError
+		if errors.As(err, &ue) {
+			return rpcCredential, map[string]any{"credentialId": ue.ID}, true // seed 002's data
+		}
 		return rpcCredential, nil, true
 	case errors.As(err, &se):
 		return rpcSession, nil, true

@@ -15,8 +15,22 @@ import (
 	"github.com/termhost/termhost/internal/watchfile"
 )
 
-// ErrUnknown is a credential id that is not in the file.
-var ErrUnknown = errors.New("credential not found")
+// ErrUnknown is a credential id that is not in the file (seed 002's
+// "Credential not found"). The error Get returns is an *UnknownError that
+// matches it.
+var ErrUnknown = errors.New("Credential not found")
+
+// UnknownError is a credential id that is not in the file: which one, and
+// what the file does hold (or why it did not load).
+type UnknownError struct {
+	ID     string
+	detail string
+}
+
+func (e *UnknownError) Error() string { return fmt.Sprintf("%v: %q%s", ErrUnknown, e.ID, e.detail) }
+
+// Is makes errors.Is(err, ErrUnknown) true.
+func (e *UnknownError) Is(target error) bool { return target == ErrUnknown }
 
 // PermError is a secrets file that others may read: it is refused, as
 // ssh refuses such a key.
@@ -177,7 +191,6 @@ func (s *Store) Get(id string) (Credential, error) {
 	}
 	slices.Sort(ids)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%q", id)
 	switch {
 	case s.loadErr != nil:
 		fmt.Fprintf(&b, " (the credentials file did not load: %v)", s.loadErr)
@@ -186,5 +199,5 @@ func (s *Store) Get(id string) (Credential, error) {
 	default:
 		fmt.Fprintf(&b, " (known: %s)", strings.Join(ids, ", "))
 	}
-	return Credential{}, fmt.Errorf("%w: %s", ErrUnknown, b.String())
+	return Credential{}, &UnknownError{ID: id, detail: b.String()}
 }
