@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -174,14 +175,23 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if r.Method == http.MethodPost && !checkJSONRPC(w, body) {
+		return
+	}
 	next := h.route(r, body)
 	if r.Method == http.MethodDelete {
 		next = h.deleting(next)
+	}
+	if r.Method == http.MethodPost {
+		w = &rpcErrorWriter{ResponseWriter: w, id: requestID(body)}
 	}
 	if h.withToken != nil {
 		next = h.withToken(next)
 	}
 	next.ServeHTTP(w, r)
+	if ew, ok := w.(*rpcErrorWriter); ok {
+		ew.finish()
+	}
 }
 
 // authorize checks the bearer token (SPEC TRUST-5) and answers 401 when
@@ -509,3 +519,139 @@ func (d demoted) Handle(ctx context.Context, r slog.Record) error {
 
 func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(as)} }
 func (d demoted) WithGroup(g string) slog.Handler       { return demoted{d.h.WithGroup(g)} }
+
+// JSON-RPC's own error codes (https://www.jsonrpc.org/specification).
+const (
+	rpcParseError     = -32700
+	rpcInvalidRequest = -32600
+	rpcMethodNotFound = -32601
+)
+
+// checkJSONRPC answers a POST body that is not JSON-RPC 2.0 with the
+// JSON-RPC error a client can read (SPEC SSH-7: -32700 for what does not
+// parse, -32600 for what is not a request), in a JSON body with status
+// 400, instead of go-sdk's plain-text 400. It reports whether the body may
+// go on.
+func checkJSONRPC(w http.ResponseWriter, body []byte) bool {
+	body = bytes.TrimSpace(body)
+	if !json.Valid(body) {
+		writeJSONError(w, http.StatusBadRequest, rpcParseError, "Parse error: the request body is not valid JSON")
+		return false
+	}
+	var msgs []json.RawMessage
+	if len(body) > 0 && body[0] == '[' {
+		if json.Unmarshal(body, &msgs) != nil || len(msgs) == 0 {
+			writeJSONError(w, http.StatusBadRequest, rpcInvalidRequest, "Invalid Request: a batch must be a non-empty array of JSON-RPC messages")
+			return false
+		}
+	} else {
+		msgs = []json.RawMessage{body}
+	}
+	for _, m := range msgs {
+		var head struct {
+			JSONRPC *string          `json:"jsonrpc"`
+			ID      json.RawMessage  `json:"id"`
+			Method  *string          `json:"method"`
+			Result  json.RawMessage  `json:"result"`
+			Error   *json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(m, &head); err != nil {
+			writeJSONErrorID(w, http.StatusBadRequest, nil, rpcInvalidRequest, "Invalid Request: a JSON-RPC message is an object")
+			return false
+		}
+		switch {
+		case head.JSONRPC == nil || *head.JSONRPC != "2.0":
+			got := "none"
+			if head.JSONRPC != nil {
+				got = strconv.Quote(*head.JSONRPC)
+			}
+			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" must be "2.0", got %s`, got))
+			return false
+		case head.Method == nil && head.Result == nil && head.Error == nil:
+			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, `Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)`)
+			return false
+		case head.Method != nil && *head.Method == "":
+			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, `Invalid Request: "method" is empty`)
+			return false
+		}
+	}
+	return true
+}
+
+// requestID is the id of a single request body, for an error about it
+// (null for a batch or a notification).
+func requestID(body []byte) json.RawMessage {
+	var head struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &head) != nil {
+		return nil
+	}
+	return head.ID
+}
+
+// writeJSONErrorID is writeJSONError with the request's id.
+func writeJSONErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// rpcErrorWriter turns go-sdk's plain-text 400 answers to a POST (an
+// unknown method: "JSON RPC not handled"; anything else it refuses) into
+// JSON-RPC errors in a JSON body, status kept: a client reads one shape of
+// error whatever refused its request.
+type rpcErrorWriter struct {
+	http.ResponseWriter
+	id      json.RawMessage
+	capture bool
+	text    bytes.Buffer
+}
+
+func (w *rpcErrorWriter) WriteHeader(code int) {
+	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.capture = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *rpcErrorWriter) Write(p []byte) (int, error) {
+	if w.capture {
+		if w.text.Len() < 4096 {
+			w.text.Write(p[:min(len(p), 4096-w.text.Len())])
+		}
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// finish writes the captured error, if there was one.
+func (w *rpcErrorWriter) finish() {
+	if !w.capture {
+		return
+	}
+	text := strings.TrimSpace(w.text.String())
+	code, msg := rpcInvalidRequest, "Invalid Request: "+text
+	switch {
+	case strings.Contains(text, "not handled"), strings.Contains(text, "unsupported"):
+		code, msg = rpcMethodNotFound, "Method not found: "+text
+	case strings.Contains(text, "unmarshaling"):
+		code, msg = rpcParseError, "Parse error: "+text
+	}
+	w.Header().Del("Content-Length")
+	writeJSONErrorID(w.ResponseWriter, http.StatusBadRequest, w.id, code, msg)
+}
+
+func (w *rpcErrorWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.capture {
+		f.Flush()
+	}
+}
+
+func (w *rpcErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

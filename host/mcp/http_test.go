@@ -250,6 +250,62 @@ func TestHTTPGuards(t *testing.T) {
 	}
 }
 
+// TestHTTPJSONRPCErrors: what is not a JSON-RPC 2.0 request gets a
+// JSON-RPC error in a JSON body (status 400), in a session and without
+// one: -32700 for a body that does not parse, -32600 for another version
+// or no method, -32601 for a method the server does not have.
+func TestHTTPJSONRPCErrors(t *testing.T) {
+	_, url := newHTTPHost(t, mcp.HTTPOptions{})
+	post := func(body string, hdr map[string]string) (int, string, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := authClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return resp.StatusCode, resp.Header.Get("Content-Type") + " " + resp.Header.Get("Mcp-Session-Id"), m
+	}
+	_, hdr, _ := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	_, sid, _ := strings.Cut(hdr, " ")
+	for _, where := range []map[string]string{
+		{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": eraLegacy},
+		{"Mcp-Protocol-Version": eraModern},
+		nil,
+	} {
+		for _, c := range []struct {
+			body string
+			code float64
+			id   any
+		}{
+			{`{"jsonrpc":"2.0","id":2,`, -32700, nil},
+			{`not json`, -32700, nil},
+			{`{"jsonrpc":"1.0","id":3,"method":"ping"}`, -32600, 3.0},
+			{`{"id":4,"method":"ping"}`, -32600, 4.0},
+			{`{"jsonrpc":"2.0","id":5}`, -32600, 5.0},
+			{`[]`, -32600, nil},
+			{`{"jsonrpc":"2.0","id":"six","method":"no/such/method"}`, -32601, "six"},
+		} {
+			status, ctype, m := post(c.body, where)
+			e, _ := m["error"].(map[string]any)
+			// go-sdk answers an unknown method of the 2026 era itself: a
+			// JSON-RPC error with 404.
+			okStatus := status == http.StatusBadRequest || (c.code == -32601 && status == http.StatusNotFound)
+			if !okStatus || !strings.HasPrefix(ctype, "application/json") || e == nil || e["code"] != c.code || m["id"] != c.id || m["jsonrpc"] != "2.0" {
+				t.Errorf("%v %s: status %d, %s, %v; want 400, a JSON error %v with id %v", where, c.body, status, ctype, m, c.code, c.id)
+			}
+		}
+	}
+}
+
 // sseEvent is one server-sent event.
 type sseEvent struct{ id, data string }
 
