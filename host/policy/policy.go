@@ -30,23 +30,44 @@ type Rules struct {
 type BlockedError struct {
 	Command string
 	Rule    string // the deny pattern that matched, or "" when no allow pattern did
+	// Simple is the simple command, normalized (see Check), that the rule
+	// matched or no allow pattern did; "" when it was the whole line.
+	Simple string
+	// Reason is why the line cannot be checked, when that is the refusal.
+	Reason string
 }
 
 func (e *BlockedError) Error() string {
-	if e.Rule != "" {
-		return fmt.Sprintf("command blocked by rules.json: it matches the deny pattern %q", e.Rule)
+	const prefix = "command blocked by rules.json: "
+	switch {
+	case e.Reason != "":
+		return prefix + e.Reason
+	case e.Rule != "" && e.Simple != "":
+		return fmt.Sprintf(prefix+"the command %q in it, as the shell would run it, matches the deny pattern %q", e.Simple, e.Rule)
+	case e.Rule != "":
+		return fmt.Sprintf(prefix+"it matches the deny pattern %q", e.Rule)
+	case e.Simple != "":
+		return fmt.Sprintf(prefix+"the command %q in it, as the shell would run it, matches none of the allow patterns", e.Simple)
 	}
-	return "command blocked by rules.json: it matches none of the allow patterns"
+	return prefix + "it matches none of the allow patterns"
 }
 
 // Empty reports whether there are no rules (everything is allowed).
 func (r *Rules) Empty() bool { return r == nil || len(r.Allow)+len(r.Deny) == 0 }
 
-// Check says whether a command line may be sent: deny wins; a non-empty
-// allow list must match. Patterns search the whole line (anchor them with
-// ^ and $ to match it entirely).
+// Check says whether a command line may be sent. The patterns are matched
+// against the whole line as written and against each simple command the
+// line runs as a shell parses it (shell.go): the command's base name and
+// its words unquoted, one space apart ("/usr/bin/env X=1 'touch' f" runs
+// "env X=1 touch f" and "touch f"). Deny wins; with a non-empty allow list
+// every simple command must match an allow pattern. Patterns search the
+// text (anchor them with ^ and $ to match it entirely). When there is any
+// rule, a line whose commands cannot be known is refused: a command name
+// that is computed ($CMD, $(…)), a shell reading a pipe, eval of a
+// variable; a line that does not parse is refused by an allow list and,
+// with a deny list only, checked word by word at its operators.
 func (r *Rules) Check(cmd string) error {
-	if r == nil {
+	if r.Empty() {
 		return nil
 	}
 	for _, d := range r.Deny {
@@ -54,15 +75,45 @@ func (r *Rules) Check(cmd string) error {
 			return &BlockedError{Command: cmd, Rule: d.String()}
 		}
 	}
+	sc := simpleCommands(cmd)
+	for _, c := range sc.cmds {
+		for _, d := range r.Deny {
+			if d.MatchString(c) {
+				return &BlockedError{Command: cmd, Rule: d.String(), Simple: c}
+			}
+		}
+	}
+	if sc.refusal != "" {
+		return &BlockedError{Command: cmd, Reason: sc.refusal}
+	}
 	if len(r.Allow) == 0 {
 		return nil
 	}
-	for _, a := range r.Allow {
-		if a.MatchString(cmd) {
-			return nil
+	if sc.parseErr != nil {
+		return &BlockedError{Command: cmd, Reason: fmt.Sprintf("it does not parse as a shell command line (%v), so the allow list cannot be checked", sc.parseErr)}
+	}
+	if len(sc.cmds) == 0 {
+		// Nothing runs (assignments, a comment): the line itself must be allowed.
+		if !matchAny(r.Allow, cmd) {
+			return &BlockedError{Command: cmd}
+		}
+		return nil
+	}
+	for _, c := range sc.cmds {
+		if !matchAny(r.Allow, c) {
+			return &BlockedError{Command: cmd, Simple: c}
 		}
 	}
-	return &BlockedError{Command: cmd}
+	return nil
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Parse reads rules.json: {"allow": [regex…], "deny": [regex…]} in Go's
