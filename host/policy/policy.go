@@ -147,7 +147,7 @@ func Parse(data []byte) (*Rules, error) {
 			}
 			re, err := regexp.Compile(p)
 			if err != nil {
-				return nil, fmt.Errorf("%s[%d] %q is not a valid RE2 pattern: %v", l.name, i, p, errors.Unwrap(err))
+				return nil, fmt.Errorf("%s[%d] %q is not a valid RE2 pattern: %v", l.name, i, p, err)
 			}
 			*l.dst = append(*l.dst, re)
 		}
@@ -155,8 +155,12 @@ func Parse(data []byte) (*Rules, error) {
 	return r, nil
 }
 
-// Store is rules.json, reloaded when it changes; a file that fails to
-// load keeps the last good rules. A missing file means no rules.
+// Store is rules.json, reloaded when it changes. A file that fails to
+// load, or is removed or renamed away, keeps the last good rules in force
+// and says why at WARN on every attempt: rules never vanish silently. A
+// file missing at start means no rules (said once at INFO); the caller
+// decides whether that is allowed (cmd/termhost refuses it when the path
+// was given explicitly).
 type Store struct {
 	path string
 	log  *slog.Logger
@@ -168,21 +172,26 @@ type Store struct {
 }
 
 // NewStore loads path now; on failure the store holds no rules, keeps the
-// reason for Err, and returns it.
+// reason for Err, and returns it. A missing file is no rules and no error.
 func NewStore(path string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{path: path, log: log, rules: &Rules{}}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		log.Info("no rules file: no command rules are in force until it is created", "file", path)
+		return s, nil
+	}
 	return s, s.Reload()
 }
 
 // Path is the rules file.
 func (s *Store) Path() string { return s.path }
 
-// Reload reads the file again; on failure the previous rules stay.
+// Reload reads the file again; on failure, a missing file included, the
+// previous rules stay.
 func (s *Store) Reload() error {
-	r, err := loadFile(s.path)
+	r, err := LoadFile(s.path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -193,16 +202,26 @@ func (s *Store) Reload() error {
 	return nil
 }
 
-func loadFile(path string) (*Rules, error) {
+// ErrGone is a rules file that is not there.
+var ErrGone = errors.New("the file is gone (removed, or renamed away); restore it, or write {} to it to drop every rule")
+
+// LoadFile reads and parses a rules file; a missing one is ErrGone (which
+// is also fs.ErrNotExist).
+func LoadFile(path string) (*Rules, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Rules{}, nil
+		return nil, goneError{}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return Parse(data)
 }
+
+type goneError struct{}
+
+func (goneError) Error() string        { return ErrGone.Error() }
+func (goneError) Is(target error) bool { return target == ErrGone || target == fs.ErrNotExist }
 
 // Rules are the rules in force.
 func (s *Store) Rules() *Rules {
@@ -225,7 +244,8 @@ func (s *Store) Err() error {
 func (s *Store) Watch() error {
 	return s.watch.Start(s.path, 150*time.Millisecond, func() {
 		if err := s.Reload(); err != nil {
-			s.log.Warn("rules not reloaded; the last good rules stay in force", "reason", err.Error())
+			r := s.Rules()
+			s.log.Warn("rules not reloaded; the last good rules stay in force", "reason", err.Error(), "allow", len(r.Allow), "deny", len(r.Deny))
 			return
 		}
 		r := s.Rules()
