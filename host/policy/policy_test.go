@@ -176,3 +176,27 @@ func TestTyped(t *testing.T) {
 		}
 	}
 }
+
+// Line editing cannot hide a command from the model, and a line over the
+// bound is refused rather than checked by a part of it.
+func TestTypedEditingAndLength(t *testing.T) {
+	r := exampleWith(t, touchRule)
+	for _, in := range []string{
+		"ouch /tmp/f\x01t\r",
+		"ouch /tmp/f\x1b[Ht\r",
+		"ouch /tmp/f\x1bOHt\r",
+		"ouch /tmp/f\x1b[1~t\r",
+		"touch /tmp/f; : \x1b[D\x1b[D\x1b[D\r",
+		"xtouch /tmp/f\x01\x04\r",
+		"touch /tmp/f " + strings.Repeat("#", maxLine) + "\r",
+	} {
+		var ty Typed
+		if err := ty.Check(r, []byte(in)); err == nil {
+			t.Errorf("not refused: %q", in[:min(len(in), 40)])
+		}
+	}
+	var ty Typed
+	if err := ty.Check(r, []byte("echo touch /tmp/f\x01\x0b echo ok\r")); err != nil {
+		t.Errorf("C-a C-k then a new line: %v", err)
+	}
+}

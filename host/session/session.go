@@ -208,7 +208,10 @@ type Session struct {
 	// onEvent sees events before they are recorded (Spec.OnEvent).
 	onEvent func(ev []byte) bool
 	onInput func(p []byte) error // guarded by chainSem
-	masks   []*masker            // secrets to hide in what comes back; guarded by chainSem
+	// lineCheck and line: the screen check of typed lines (linecheck.go).
+	lineCheck *LineCheck
+	line      lineState
+	masks     []*masker // secrets to hide in what comes back; guarded by chainSem
 
 	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
 	asyncBytes int
@@ -239,6 +242,7 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 		reopen:     spec.Reopen,
 		onEvent:    spec.OnEvent,
 		onInput:    spec.OnInput,
+		lineCheck:  spec.LineCheck,
 		Name:       spec.Name,
 		Kind:       spec.Kind,
 		Peer:       spec.Peer,

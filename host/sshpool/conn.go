@@ -218,6 +218,10 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 				}
 				return err
 			}
+			o.LineCheck = &session.LineCheck{
+				Active: func() bool { return !d.Rules.Rules().Empty() },
+				Check:  d.Rules.Check,
+			}
 		}
 	}
 	s, err := d.Sessions.OpenSSH(ctx, d.Attach, o)

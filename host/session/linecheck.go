@@ -1,0 +1,257 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// LineCheck vets the command line as the screen shows it when Enter is
+// pressed (SPEC TRUST-6 on SSH shells): what the line editor made of the
+// keys (Home, C-a, history, completion) is what the screen shows, so no
+// model of the keys can be fooled by editing. Send splits its input at
+// each Enter, sends what comes before, lets the echo settle, reads the
+// logical line at the cursor (soft-wrapped rows joined), leaves out the
+// prompt (the text before the cursor when the line's first key was typed)
+// and asks Check before the Enter goes out.
+type LineCheck struct {
+	// Active says whether there is anything to check (rules in force);
+	// when false, input passes as it always did.
+	Active func() bool
+	// Check vets one command line.
+	Check func(line string) error
+}
+
+// lineState is a session's LineCheck bookkeeping.
+type lineState struct {
+	mu     sync.Mutex // one checked send at a time
+	open   bool       // a line is being typed
+	prompt string     // the logical line before the cursor when it began
+	sent   time.Time  // when the last keys of the line went out
+}
+
+// Timing of the echo a checked line waits for.
+const (
+	lineQuiet     = 60 * time.Millisecond  // output quiet this long: the screen has settled
+	lineEchoWait  = 400 * time.Millisecond // no echo at all within this: the program does not echo
+	lineSettleMax = 1500 * time.Millisecond
+)
+
+// ErrLineUnchecked is a line whose command the screen does not show whole.
+var ErrLineUnchecked = errors.New("command blocked: the command line cannot be checked on the screen")
+
+func (s *Session) sendChecked(ctx context.Context, p []byte) error {
+	ls := &s.line
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	// The typed-line model sees the whole input first: when it refuses,
+	// nothing is sent.
+	if s.onInput != nil {
+		if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+			return err
+		}
+		err := s.onInput(p)
+		s.unlockChain()
+		if err != nil {
+			return err
+		}
+	}
+	for len(p) > 0 {
+		if !ls.open {
+			s.settle(ctx, time.Now(), false)
+			sc, err := s.screenNow(ctx)
+			if err != nil {
+				return fmt.Errorf("%w: the screen cannot be read (%v)", ErrLineUnchecked, err)
+			}
+			ls.prompt, ls.open = sc.beforeCursor(), true
+		}
+		i := bytes.IndexAny(p, "\r\n")
+		if i < 0 {
+			ls.sent = time.Now()
+			return s.sendRaw(ctx, p)
+		}
+		if i > 0 {
+			ls.sent = time.Now()
+			if err := s.sendRaw(ctx, p[:i]); err != nil {
+				return err
+			}
+		}
+		if !ls.sent.IsZero() {
+			s.settle(ctx, ls.sent, true) // the echo of every key of the line
+		}
+		if err := s.checkScreenLine(ctx, ls.prompt); err != nil {
+			if i > 0 {
+				return fmt.Errorf("%w (the keys before Enter were sent, Enter was not: the line waits unsent on the shell; clear it with C-u)", err)
+			}
+			return fmt.Errorf("%w (Enter was not sent: clear the line with C-u)", err)
+		}
+		n := 1
+		if p[i] == '\r' && i+1 < len(p) && p[i+1] == '\n' {
+			n = 2
+		}
+		if err := s.sendRaw(ctx, p[i:i+n]); err != nil {
+			return err
+		}
+		ls.open, ls.sent = false, time.Time{}
+		p = p[i+n:]
+	}
+	return nil
+}
+
+// checkScreenLine checks the logical line at the cursor without its prompt.
+func (s *Session) checkScreenLine(ctx context.Context, prompt string) error {
+	sc, err := s.screenNow(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: the screen cannot be read (%v)", ErrLineUnchecked, err)
+	}
+	if sc.AltScreen {
+		return nil // a full-screen program's keys, not a shell line (see RATIONALE)
+	}
+	line, top := sc.logicalLine()
+	cmd, ok := strings.CutPrefix(line, prompt)
+	if !ok {
+		if top {
+			return fmt.Errorf("%w: it is longer than the screen shows", ErrLineUnchecked)
+		}
+		return fmt.Errorf("%w: the line at the cursor no longer starts with the prompt %q seen when typing began", ErrLineUnchecked, prompt)
+	}
+	if cmd = strings.TrimSpace(cmd); cmd == "" {
+		return nil
+	}
+	return s.lineCheck.Check(cmd)
+}
+
+// settle waits until the output has been quiet for lineQuiet; with echo,
+// first for output after since (or lineEchoWait without any); lineSettleMax at most.
+func (s *Session) settle(ctx context.Context, since time.Time, echo bool) {
+	deadline := since.Add(lineSettleMax)
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		rx := s.LastRx()
+		echoed := !echo || rx.After(since) || now.Sub(since) > lineEchoWait
+		if (echoed && now.Sub(rx) >= lineQuiet && now.Sub(since) >= lineQuiet/2) || now.After(deadline) || !s.Alive() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// screenState is the part of the screen plugin's answer a line needs.
+type screenState struct {
+	Cols   int `json:"cols"`
+	Cursor struct {
+		Row int `json:"row"`
+		Col int `json:"col"`
+	} `json:"cursor"`
+	AltScreen bool     `json:"altScreen"`
+	Lines     []string `json:"lines"`
+	Wrapped   []int    `json:"wrapped"`
+}
+
+func (s *Session) screenNow(ctx context.Context) (*screenState, error) {
+	rep, err := s.Screen(ctx, []byte(`{"op":"screen","format":"plain"}`))
+	if err != nil {
+		return nil, err
+	}
+	var sc screenState
+	if err := json.Unmarshal(rep, &sc); err != nil {
+		return nil, err
+	}
+	if sc.Cursor.Row < 0 || sc.Cursor.Row >= len(sc.Lines) {
+		return nil, fmt.Errorf("the cursor is off the screen (row %d)", sc.Cursor.Row)
+	}
+	return &sc, nil
+}
+
+func (sc *screenState) wrapped(row int) bool {
+	for _, w := range sc.Wrapped {
+		if w == row {
+			return true
+		}
+	}
+	return false
+}
+
+// rows is the first row of the logical line at the cursor, and its last.
+func (sc *screenState) rows() (first, last int) {
+	first, last = sc.Cursor.Row, sc.Cursor.Row
+	for first > 0 && sc.wrapped(first-1) {
+		first--
+	}
+	for last < len(sc.Lines)-1 && sc.wrapped(last) {
+		last++
+	}
+	return first, last
+}
+
+// logicalLine joins the rows of the line at the cursor (a wrapped row is
+// padded to the width: the plugin trims trailing blanks) and reports
+// whether it begins on the top row, where it may have begun above.
+func (sc *screenState) logicalLine() (string, bool) {
+	first, last := sc.rows()
+	var b strings.Builder
+	for r := first; r <= last; r++ {
+		b.WriteString(sc.Lines[r])
+		if r < last {
+			b.WriteString(strings.Repeat(" ", max(sc.Cols-cells(sc.Lines[r]), 0)))
+		}
+	}
+	return strings.TrimRight(b.String(), " "), first == 0
+}
+
+// beforeCursor is the logical line's text before the cursor: the prompt
+// when typing has not begun.
+func (sc *screenState) beforeCursor() string {
+	first, _ := sc.rows()
+	var b strings.Builder
+	for r := first; r < sc.Cursor.Row; r++ {
+		b.WriteString(sc.Lines[r])
+		b.WriteString(strings.Repeat(" ", max(sc.Cols-cells(sc.Lines[r]), 0)))
+	}
+	row := sc.Lines[sc.Cursor.Row]
+	w := 0
+	for i, r := range row {
+		if w >= sc.Cursor.Col {
+			row = row[:i]
+			break
+		}
+		w += runeCells(r)
+	}
+	b.WriteString(row)
+	return strings.TrimRight(b.String(), " ")
+}
+
+func cells(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCells(r)
+	}
+	return n
+}
+
+// runeCells is how many columns a rune takes: two for the East Asian wide
+// ranges and most emoji, else one.
+func runeCells(r rune) int {
+	switch {
+	case r == utf8.RuneError:
+		return 1
+	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF, r >= 0xAC00 && r <= 0xD7A3,
+		r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F, r >= 0xFF00 && r <= 0xFF60,
+		r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1F64F, r >= 0x1F900 && r <= 0x1F9FF,
+		r >= 0x20000 && r <= 0x3FFFD:
+		return 2
+	}
+	return 1
+}
