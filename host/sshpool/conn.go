@@ -218,9 +218,11 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 				}
 				return err
 			}
-			o.LineCheck = &session.LineCheck{
-				Active: func() bool { return !d.Rules.Rules().Empty() },
-				Check:  d.Rules.Check,
+			if d.Screen != "" { // without a screen (plugin-directory tests) only the typed-line model checks
+				o.LineCheck = &session.LineCheck{
+					Active: func() bool { return !d.Rules.Rules().Empty() },
+					Check:  d.Rules.Check,
+				}
 			}
 		}
 	}
