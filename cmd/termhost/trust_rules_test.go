@@ -192,6 +192,8 @@ func TestRulesShellScreenLine(t *testing.T) {
 		t.Fatalf("a harmless line: %s", msg)
 	}
 	refused("history", map[string]any{"keys": []any{"Up", "C-a", "C-d", "C-d"}}, map[string]any{"keys": []any{"Enter"}})
+	// C-o runs the line in bash as Enter does.
+	refused("C-o", map[string]any{"text": "touch " + filepath.Join(dir, "ctl-o")}, map[string]any{"keys": []any{"C-o"}})
 	// More than 16 KiB with the denied word at the start.
 	long := filepath.Join(dir, "long")
 	refused("long line", map[string]any{"text": "touch " + long + " #" + strings.Repeat("x", 17<<10) + "\r"})

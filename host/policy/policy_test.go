@@ -188,6 +188,8 @@ func TestTypedEditingAndLength(t *testing.T) {
 		"ouch /tmp/f\x1b[1~t\r",
 		"touch /tmp/f; : \x1b[D\x1b[D\x1b[D\r",
 		"xtouch /tmp/f\x01\x04\r",
+		"touch /tmp/f\x0f",
+		": \x18\x05",
 		"touch /tmp/f " + strings.Repeat("#", maxLine) + "\r",
 	} {
 		var ty Typed

@@ -34,6 +34,7 @@ type field struct {
 	s      string // the word's value; a computed part is kept as written
 	static bool   // no expansion ($x, $(…), arithmetic) in it
 	glob   bool   // an unquoted *, ? or [ a shell may expand
+	hist   bool   // a history expansion an interactive shell would make (!!, !:1, !$)
 }
 
 // scan is the simple commands of one line, and why the line cannot be
@@ -182,6 +183,16 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 			return
 		}
 		name := fs[0]
+		for _, f := range fs {
+			if f.hist {
+				sc.refuse("cannot check a line with a history expansion (%s): an interactive shell replaces it with words from earlier commands", f.s)
+				return
+			}
+		}
+		if strings.HasPrefix(name.s, "^") && hop == 0 {
+			sc.refuse("cannot check a quick substitution (%s): an interactive shell runs the previous command changed", name.s)
+			return
+		}
 		if !name.static || name.glob {
 			sc.refuse("cannot check a command whose name is computed (%s): write the command's name literally", name.s)
 			return
@@ -233,6 +244,14 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 			}
 		case base == "find":
 			sc.find(args, depth)
+		case base == "fc" || base == "r":
+			list := false
+			for _, a := range args {
+				list = list || strings.HasPrefix(a.s, "-") && strings.Contains(a.s, "l")
+			}
+			if !list || base == "r" {
+				sc.refuse("cannot check %s: it runs commands from the history", base)
+			}
 		}
 		return
 	}
@@ -480,6 +499,7 @@ func wordField(src string, w *syntax.Word) field {
 		case *syntax.Lit:
 			glob := unescape(&b, p.Value, false)
 			f.glob = f.glob || glob
+			f.hist = f.hist || histExpansion(p.Value)
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				ok := ansiC(&b, p.Value)
@@ -491,6 +511,7 @@ func wordField(src string, w *syntax.Word) field {
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
 					unescape(&b, l.Value, true)
+					f.hist = f.hist || histExpansion(l.Value)
 				} else {
 					f.static = false
 					b.WriteString(src[q.Pos().Offset():q.End().Offset()])
@@ -523,6 +544,21 @@ func wordText(src string, w *syntax.Word, hdoc bool) (string, bool) {
 	}
 	f := wordField(src, w)
 	return f.s, f.static
+}
+
+// histExpansion says whether a literal (as written) holds a "!" that
+// bash's interactive history expansion would replace: one not escaped
+// and followed by something other than a blank, "=", "(" or the end.
+func histExpansion(s string) bool {
+	for i := 0; i < len(s)-1; i++ {
+		switch {
+		case s[i] == '\\':
+			i++
+		case s[i] == '!' && !strings.ContainsRune(" \t\n=(\"", rune(s[i+1])):
+			return true
+		}
+	}
+	return false
 }
 
 // unescape writes a literal's value as the shell sees it and reports

@@ -94,6 +94,12 @@ func TestShellSpellingsRefused(t *testing.T) {
 		"/usr/bin/to[u]ch /tmp/f",
 		"{tou,}ch /tmp/f",
 		"alias t='touch /tmp/f'",
+		"!!",
+		"echo !:1-2",
+		"echo \"!-2\"",
+		"^ouch^touch",
+		"fc -s",
+		"r ouch=touch",
 		"sudo reboot",
 		"   reboot",
 		"echo ok; /sbin/reboot",
@@ -130,6 +136,8 @@ func TestShellOrdinaryAllowed(t *testing.T) {
 		"echo $(date +%s) > /tmp/now",
 		"[ -f /etc/passwd ] && echo yes",
 		"printf '%s\\n' \"$HOME\"",
+		"echo hi! && [ ! -f x ] && echo $!",
+		"fc -l",
 	} {
 		if err := r.Check(s); err != nil {
 			t.Errorf("refused %q: %v", s, err)

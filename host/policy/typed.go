@@ -14,7 +14,8 @@ const maxLine = 16 << 10
 // cursor; Home/End, the arrows, C-a, C-e, C-b and C-f move it; BS and DEL
 // delete before it, Delete and C-d at it; C-k kills to the end, C-w the
 // word before, C-u everything before; C-c and C-g clear the line; CR or LF
-// submits it. History, completion and other escape sequences are beyond
+// (or C-o) submits it; C-x C-e (run the line after editing it in an
+// editor) is refused. History, completion and other escape sequences are beyond
 // it: the session also checks the line as the screen shows it
 // (session.LineCheck), and a line is refused if either check refuses it.
 type Typed struct {
@@ -23,6 +24,7 @@ type Typed struct {
 	long bool // more than maxLine was typed on this line
 	esc  int  // 0 none, 1 after ESC, 2 inside CSI, 3 after SS3
 	arg  []byte
+	ctlx bool // after C-x
 }
 
 // Check runs input through the line editor model and checks every line
@@ -33,7 +35,7 @@ func (t *Typed) Check(r *Rules, input []byte) error {
 		*t = Typed{line: t.line[:0]}
 		return nil
 	}
-	n := Typed{line: append([]byte(nil), t.line...), cur: t.cur, long: t.long, esc: t.esc, arg: append([]byte(nil), t.arg...)}
+	n := Typed{line: append([]byte(nil), t.line...), cur: t.cur, long: t.long, esc: t.esc, arg: append([]byte(nil), t.arg...), ctlx: t.ctlx}
 	for _, c := range input {
 		if err := n.key(r, c); err != nil {
 			return err
@@ -69,10 +71,18 @@ func (t *Typed) key(r *Rules, c byte) error {
 		t.csi(c)
 		return nil
 	}
+	if t.ctlx {
+		t.ctlx = false
+		if c == 0x05 {
+			return &BlockedError{Command: string(t.line), Reason: "the keys C-x C-e (edit the line in an editor, then run it) cannot be checked"}
+		}
+	}
 	switch {
 	case c == 0x1b:
 		t.esc = 1
-	case c == '\r' || c == '\n':
+	case c == 0x18:
+		t.ctlx = true
+	case c == '\r' || c == '\n' || c == 0x0f: // C-o: bash's operate-and-get-next runs the line too
 		if t.long {
 			return &BlockedError{Command: string(t.line[:80]) + "…", Reason: "the line is longer than 16 KiB and cannot be checked whole; clear it with the key C-u"}
 		}

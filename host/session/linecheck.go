@@ -26,7 +26,23 @@ type LineCheck struct {
 	Active func() bool
 	// Check vets one command line.
 	Check func(line string) error
+	// Refuse makes the error for a line that cannot be checked (the
+	// screen cannot be read, or does not show the line whole); nil gives
+	// ErrLineUnchecked.
+	Refuse func(reason string) error
 }
+
+func (lc *LineCheck) refuse(format string, args ...any) error {
+	reason := fmt.Sprintf(format, args...)
+	if lc.Refuse != nil {
+		return lc.Refuse(reason)
+	}
+	return fmt.Errorf("%w: %s", ErrLineUnchecked, reason)
+}
+
+// enterKeys submit a line in a shell's line editor: CR (Enter, C-m), LF
+// (C-j) and C-o (bash's operate-and-get-next).
+const enterKeys = "\r\n\x0f"
 
 // lineState is a session's LineCheck bookkeeping.
 type lineState struct {
@@ -43,8 +59,8 @@ const (
 	lineSettleMax = 1500 * time.Millisecond
 )
 
-// ErrLineUnchecked is a line whose command the screen does not show whole.
-var ErrLineUnchecked = errors.New("command blocked: the command line cannot be checked on the screen")
+// ErrLineUnchecked is a line that cannot be checked (LineCheck.Refuse unset).
+var ErrLineUnchecked = errors.New("command blocked")
 
 func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 	ls := &s.line
@@ -67,11 +83,11 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 			s.settle(ctx, time.Now(), false)
 			sc, err := s.screenNow(ctx)
 			if err != nil {
-				return fmt.Errorf("%w: the screen cannot be read (%v)", ErrLineUnchecked, err)
+				return s.lineCheck.refuse("the command line cannot be checked: the screen cannot be read (%v)", err)
 			}
 			ls.prompt, ls.open = sc.beforeCursor(), true
 		}
-		i := bytes.IndexAny(p, "\r\n")
+		i := bytes.IndexAny(p, enterKeys)
 		if i < 0 {
 			ls.sent = time.Now()
 			return s.sendRaw(ctx, p)
@@ -104,11 +120,16 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 	return nil
 }
 
-// checkScreenLine checks the logical line at the cursor without its prompt.
+// checkScreenLine checks the logical line at the cursor without its
+// prompt: the prompt recorded when the line began, and also (when it
+// differs) the line after its first prompt-like "$ ", "# ", "% " or "> ",
+// which catches keys typed before the prompt was drawn. Either refused
+// refuses the line.
 func (s *Session) checkScreenLine(ctx context.Context, prompt string) error {
+	lc := s.lineCheck
 	sc, err := s.screenNow(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: the screen cannot be read (%v)", ErrLineUnchecked, err)
+		return lc.refuse("the command line cannot be checked: the screen cannot be read (%v)", err)
 	}
 	if sc.AltScreen {
 		return nil // a full-screen program's keys, not a shell line (see RATIONALE)
@@ -117,14 +138,35 @@ func (s *Session) checkScreenLine(ctx context.Context, prompt string) error {
 	cmd, ok := strings.CutPrefix(line, prompt)
 	if !ok {
 		if top {
-			return fmt.Errorf("%w: it is longer than the screen shows", ErrLineUnchecked)
+			return lc.refuse("the command line cannot be checked: it is longer than the screen shows")
 		}
-		return fmt.Errorf("%w: the line at the cursor no longer starts with the prompt %q seen when typing began", ErrLineUnchecked, prompt)
+		return lc.refuse("the command line cannot be checked: the line at the cursor no longer starts with the prompt %q seen when typing began", prompt)
 	}
-	if cmd = strings.TrimSpace(cmd); cmd == "" {
-		return nil
+	if cmd = strings.TrimSpace(cmd); cmd != "" {
+		if err := lc.Check(cmd); err != nil {
+			return err
+		}
 	}
-	return s.lineCheck.Check(cmd)
+	if alt, ok := afterPromptMark(line); ok && alt != cmd && alt != "" {
+		return lc.Check(alt)
+	}
+	return nil
+}
+
+// afterPromptMark is the text after the first "$ ", "# ", "% " or "> " in
+// the line's first 256 bytes.
+func afterPromptMark(line string) (string, bool) {
+	head := line[:min(len(line), 256)]
+	best := -1
+	for _, m := range []string{"$ ", "# ", "% ", "> "} {
+		if i := strings.Index(head, m); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return strings.TrimSpace(line[best+2:]), true
 }
 
 // settle waits until the output has been quiet for lineQuiet; with echo,

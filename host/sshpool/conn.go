@@ -222,6 +222,7 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 				o.LineCheck = &session.LineCheck{
 					Active: func() bool { return !d.Rules.Rules().Empty() },
 					Check:  d.Rules.Check,
+					Refuse: func(reason string) error { return &policy.BlockedError{Reason: reason} },
 				}
 			}
 		}
