@@ -26,6 +26,43 @@ import (
 // '…'"); deeper is refused rather than left unchecked.
 const maxNest = 4
 
+// maxDepth bounds the nesting of a line the parser is given (nesting
+// counts conservatively: brackets inside quotes count too).
+const maxDepth = 200
+
+// maxOps bounds the | and & of a line (pipelines and && lists nest).
+const maxOps = 2000
+
+// nesting is the deepest nesting of (, {, [ and of if/while/until/for/
+// case/select … fi/done/esac in src, quotes ignored.
+func nesting(src string) int {
+	depth, deepest := 0, 0
+	word := 0 // start of the current word
+	for i := 0; i <= len(src); i++ {
+		var c byte = ' '
+		if i < len(src) {
+			c = src[i]
+		}
+		switch c {
+		case '(', '{', '[':
+			depth++
+		case ')', '}', ']':
+			depth = max(depth-1, 0)
+		}
+		if c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' {
+			switch src[word:i] {
+			case "if", "while", "until", "for", "case", "select":
+				depth++
+			case "fi", "done", "esac":
+				depth = max(depth-1, 0)
+			}
+			word = i + 1
+		}
+		deepest = max(deepest, depth)
+	}
+	return deepest
+}
+
 // maxBraces bounds the words one brace expansion may produce here.
 const maxBraces = 32
 
@@ -72,6 +109,17 @@ func simpleCommands(line string) *scan {
 func (sc *scan) source(src string, depth int) {
 	if depth > maxNest {
 		sc.refuse("cannot check shell code nested more than %d strings deep", maxNest)
+		return
+	}
+	// The parser and the tree walk recurse per level (and per operator of
+	// a pipeline or && list): a line nested deep enough would overflow the
+	// stack and kill the server, so it is not parsed.
+	if d := nesting(src); d > maxDepth {
+		sc.refuse("cannot check a line nested more than %d levels deep (brackets, braces, if, while, for, case)", maxDepth)
+		return
+	}
+	if n := strings.Count(src, "|") + strings.Count(src, "&"); n > maxOps {
+		sc.refuse("cannot check a line with more than %d | and & characters", maxOps)
 		return
 	}
 	p := parsers.Get().(*syntax.Parser)
@@ -177,6 +225,10 @@ func (sc *scan) emit(fs []field) {
 
 // call checks one simple command and the commands it runs in turn.
 func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int) {
+	if depth > maxNest {
+		sc.refuse("cannot check commands nested more than %d deep", maxNest)
+		return
+	}
 	for hop := 0; len(fs) > 0; hop++ {
 		if hop > 16 {
 			sc.refuse("cannot check a command wrapped in more than 16 others")
@@ -335,7 +387,7 @@ func (sc *scan) find(args []field, depth int) {
 			for j < len(args) && args[j].s != ";" && args[j].s != "+" {
 				j++
 			}
-			sc.call(args[i+1:j], stdin{}, false, "", depth)
+			sc.call(args[i+1:j], stdin{}, false, "", depth+1)
 			i = j
 		}
 	}
@@ -469,6 +521,10 @@ func wordFields(src string, w *syntax.Word) []field {
 		w = &syntax.Word{Parts: slices.Clone(w.Parts)} // the tree is still being walked
 	}
 	if syntax.SplitBraces(w) {
+		if braces(w.Parts) > maxBraceExps {
+			// Expanding costs the product of the lists: keep it as written.
+			return []field{{s: strings.TrimSpace(src[w.Pos().Offset():w.End().Offset()])}}
+		}
 		var out []field
 		for x, err := range expand.BracesSeq(nil, w) {
 			if err != nil || len(out) == maxBraces {
@@ -480,6 +536,23 @@ func wordFields(src string, w *syntax.Word) []field {
 		return out
 	}
 	return []field{wordField(src, w)}
+}
+
+// maxBraceExps bounds the brace expansions of one word that are expanded.
+const maxBraceExps = 4
+
+// braces counts the brace expansions among parts, nested ones included.
+func braces(parts []syntax.WordPart) int {
+	n := 0
+	for _, p := range parts {
+		if b, ok := p.(*syntax.BraceExp); ok {
+			n++
+			for _, e := range b.Elems {
+				n += braces(e.Parts)
+			}
+		}
+	}
+	return n
 }
 
 func hasBrace(w *syntax.Word) bool {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // exampleWith is rules.example.json with more deny patterns, written in
@@ -205,4 +206,51 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Hostile lines (ssh_execute takes up to 1 MiB) are answered quickly and
+// never crash the server: the parser recurses per nesting level and per
+// pipeline operator, so deep lines are refused before parsing, and brace
+// expansion is bounded.
+func TestShellHostileLinesBounded(t *testing.T) {
+	r := exampleWith(t, touchRule)
+	for _, c := range []struct {
+		line    string
+		refused bool
+	}{
+		{strings.Repeat("(", 300000), true},
+		{strings.Repeat("$((", 100000), true},
+		{strings.Repeat("$(", 200000) + "touch x", true},
+		{strings.Repeat("if ", 100000), true},
+		{strings.Repeat("x|", 300000) + "x", true},
+		{strings.Repeat("true && ", 100000) + "touch x", true},
+		{strings.Repeat("find -exec ", 100000), true},
+		{"sh -c '" + strings.Repeat("a{b,c}", 5000) + "'", true},
+		{"echo " + strings.Repeat("a{1..1000000}", 4), false},
+		{"echo " + strings.Repeat("word ", 200000), false},
+		{strings.Repeat("(", 150) + "ls" + strings.Repeat(")", 150), false},
+	} {
+		start := time.Now()
+		err := r.Check(c.line)
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%.40q…: %v", c.line, took)
+		}
+		if (err != nil) != c.refused {
+			t.Errorf("%.40q…: %v, want refused=%v", c.line, err, c.refused)
+		}
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	r := exampleWith(f, touchRule)
+	for _, s := range []string{"touch x", "echo $(t\\ouch x)", "bash -c 'env -S \"touch x\"'", "a{b,c}{1..3}", "f() { (x|y) && z; }", "cat <<EOF | sh\nx\nEOF"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		start := time.Now()
+		r.Check(line)
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%q took %v", line, took)
+		}
+	})
 }
