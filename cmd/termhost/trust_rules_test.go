@@ -194,6 +194,15 @@ func TestRulesShellScreenLine(t *testing.T) {
 	refused("history", map[string]any{"keys": []any{"Up", "C-a", "C-d", "C-d"}}, map[string]any{"keys": []any{"Enter"}})
 	// C-o runs the line in bash as Enter does.
 	refused("C-o", map[string]any{"text": "touch " + filepath.Join(dir, "ctl-o")}, map[string]any{"keys": []any{"C-o"}})
+	// A secret's Enter would run the line typed before it.
+	if f.srv.Password != "" {
+		keys(map[string]any{"text": "touch " + filepath.Join(dir, "before-secret") + " "})
+		_, msg, isErr := call(t, f.cs, "send_secret", map[string]any{"sessionId": id, "credentialId": "pw", "field": "password"})
+		if !isErr || !strings.Contains(msg, "rules.json") {
+			t.Errorf("send_secret after a denied line: %v %s", isErr, msg)
+		}
+		keys(map[string]any{"keys": []any{"C-e", "C-u"}})
+	}
 	// More than 16 KiB with the denied word at the start.
 	long := filepath.Join(dir, "long")
 	refused("long line", map[string]any{"text": "touch " + long + " #" + strings.Repeat("x", 17<<10) + "\r"})

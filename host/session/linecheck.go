@@ -120,6 +120,29 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 	return nil
 }
 
+// secretLine is called before a secret is typed: its Enter would also
+// submit the keys typed on the line before it, so that line is checked as
+// the screen shows it, as if Enter were pressed (the secret itself is not
+// a command). done closes the line once the secret is sent.
+func (s *Session) secretLine(ctx context.Context) (done func(), err error) {
+	if s.lineCheck == nil || !s.lineCheck.Active() {
+		return func() {}, nil
+	}
+	ls := &s.line
+	ls.mu.Lock()
+	if ls.open && !ls.sent.IsZero() {
+		s.settle(ctx, ls.sent, true)
+		if err := s.checkScreenLine(ctx, ls.prompt); err != nil {
+			ls.mu.Unlock()
+			return nil, fmt.Errorf("%w (the secret was not sent: its Enter would run the line typed before it; clear it with C-u)", err)
+		}
+	}
+	return func() {
+		ls.open, ls.sent = false, time.Time{}
+		ls.mu.Unlock()
+	}, nil
+}
+
 // checkScreenLine checks the logical line at the cursor without its
 // prompt: the prompt recorded when the line began, and also (when it
 // differs) the line after its first prompt-like "$ ", "# ", "% " or "> ",

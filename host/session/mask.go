@@ -86,6 +86,11 @@ func (s *Session) SendSecret(ctx context.Context, secret []byte, maskFor time.Du
 	if len(secret) == 0 {
 		return errors.New("the secret is empty")
 	}
+	done, err := s.secretLine(ctx) // its Enter also submits keys typed before it (linecheck.go)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if e, ok := s.link.(EchoReporter); ok {
 		on, err := e.Echoes()
 		if err == nil && on {
