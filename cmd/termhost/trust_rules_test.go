@@ -192,6 +192,23 @@ func TestRulesShellScreenLine(t *testing.T) {
 		t.Fatalf("a harmless line: %s", msg)
 	}
 	refused("history", map[string]any{"keys": []any{"Up", "C-a", "C-d", "C-d"}}, map[string]any{"keys": []any{"Enter"}})
+	// The same keys typed ahead while a command runs: the screen cannot
+	// show what the line editor will make of them, so Enter is refused.
+	if msg, isErr := keys(map[string]any{"text": "sleep 2\r"}); isErr {
+		t.Fatalf("sleep: %s", msg)
+	}
+	refused("typed ahead", map[string]any{"keys": []any{"Up", "C-a", "C-d", "C-d"}}, map[string]any{"keys": []any{"Enter"}})
+	time.Sleep(2500 * time.Millisecond)
+	keys(map[string]any{"keys": []any{"C-e", "C-u"}})
+	// A shell moved onto the alternate screen is still checked.
+	alt := filepath.Join(dir, "alt")
+	for _, line := range []string{"printf '\\033[?1049h'\r", ": touch " + alt + "\r"} {
+		if msg, isErr := keys(map[string]any{"text": line}); isErr {
+			t.Fatalf("%q: %s", line, msg)
+		}
+	}
+	refused("alternate screen", map[string]any{"keys": []any{"Up", "C-a", "C-d", "C-d"}}, map[string]any{"keys": []any{"Enter"}})
+	keys(map[string]any{"text": "printf '\\033[?1049l'\r"})
 	// C-o runs the line in bash as Enter does.
 	refused("C-o", map[string]any{"text": "touch " + filepath.Join(dir, "ctl-o")}, map[string]any{"keys": []any{"C-o"}})
 	// A secret's Enter would run the line typed before it.

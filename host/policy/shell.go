@@ -296,6 +296,16 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 			}
 		case base == "find":
 			sc.find(args, depth)
+		case base == "bind" || base == "bindkey":
+			if len(args) > 0 && !allPrefixed(args, "-l", "-p", "-P", "-v", "-V", "-s", "-S", "-X", "-L") {
+				sc.refuse("cannot check %s: it changes which keys run a line", base)
+			}
+		case base == "stty":
+			for _, a := range args {
+				if a.s == "eol" || a.s == "eol2" || a.s == "-icanon" || a.s == "raw" {
+					sc.refuse("cannot check stty %s: it changes which keys end a line", a.s)
+				}
+			}
 		case base == "fc" || base == "r":
 			list := false
 			for _, a := range args {
@@ -307,6 +317,20 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 		}
 		return
 	}
+}
+
+// allPrefixed says whether every word is one of the listing options.
+func allPrefixed(args []field, opts ...string) bool {
+	for _, a := range args {
+		ok := false
+		for _, o := range opts {
+			ok = ok || a.s == o
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // code parses a string a shell runs as code.

@@ -101,6 +101,9 @@ func TestShellSpellingsRefused(t *testing.T) {
 		"^ouch^touch",
 		"fc -s",
 		"r ouch=touch",
+		`bind '"x": accept-line'`,
+		"bindkey -s x '^M'",
+		"stty eol x",
 		"sudo reboot",
 		"   reboot",
 		"echo ok; /sbin/reboot",
@@ -139,6 +142,8 @@ func TestShellOrdinaryAllowed(t *testing.T) {
 		"printf '%s\\n' \"$HOME\"",
 		"echo hi! && [ ! -f x ] && echo $!",
 		"fc -l",
+		"bind -p",
+		"stty -a",
 	} {
 		if err := r.Check(s); err != nil {
 			t.Errorf("refused %q: %v", s, err)

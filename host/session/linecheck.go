@@ -41,8 +41,13 @@ func (lc *LineCheck) refuse(format string, args ...any) error {
 }
 
 // enterKeys submit a line in a shell's line editor: CR (Enter, C-m), LF
-// (C-j) and C-o (bash's operate-and-get-next).
-const enterKeys = "\r\n\x0f"
+// (C-j) and C-o (bash's operate-and-get-next). resetKeys leave nothing of
+// the line before the cursor: C-c abandons it, C-u kills back to the
+// prompt; after them the prompt is read again.
+const (
+	enterKeys = "\r\n\x0f"
+	resetKeys = "\x03\x15"
+)
 
 // lineState is a session's LineCheck bookkeeping.
 type lineState struct {
@@ -50,6 +55,35 @@ type lineState struct {
 	open   bool       // a line is being typed
 	prompt string     // the logical line before the cursor when it began
 	sent   time.Time  // when the last keys of the line went out
+	edited bool       // keys beyond the typed-line model's were sent on the line
+}
+
+// beyondModel says whether keys hold anything but text and the editing
+// keys the typed-line model follows (policy.Typed): history, completion
+// (Tab), yanking, word moves… which only the line editor knows the effect
+// of.
+func beyondModel(p []byte) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 0x20 && c != 0x7f, c == 0x7f:
+		case c == 0x1b:
+			// CSI or SS3 cursor keys the model follows: C D H F, 1~ 3~ 4~ 7~ 8~.
+			if i+2 < len(p) && (p[i+1] == '[' || p[i+1] == 'O') && bytes.IndexByte([]byte("CDHF"), p[i+2]) >= 0 {
+				i += 2
+				continue
+			}
+			if i+3 < len(p) && p[i+1] == '[' && bytes.IndexByte([]byte("13478"), p[i+2]) >= 0 && p[i+3] == '~' {
+				i += 3
+				continue
+			}
+			return true
+		case bytes.IndexByte([]byte("\x01\x02\x04\x05\x06\x08\x0b\x15\x17\x03\x07"), c) >= 0:
+		default:
+			return true // Tab, C-y, C-r, C-p, C-n, C-t…
+		}
+	}
+	return false
 }
 
 // Timing of the echo a checked line waits for.
@@ -85,15 +119,25 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 			if err != nil {
 				return s.lineCheck.refuse("the command line cannot be checked: the screen cannot be read (%v)", err)
 			}
-			ls.prompt, ls.open = sc.beforeCursor(), true
+			ls.prompt, ls.open, ls.edited = sc.beforeCursor(), true, false
 		}
-		i := bytes.IndexAny(p, enterKeys)
+		i := bytes.IndexAny(p, enterKeys+resetKeys)
 		if i < 0 {
-			ls.sent = time.Now()
+			ls.sent, ls.edited = time.Now(), ls.edited || beyondModel(p)
 			return s.sendRaw(ctx, p)
 		}
-		if i > 0 {
+		if bytes.IndexByte([]byte(resetKeys), p[i]) >= 0 {
 			ls.sent = time.Now()
+			if err := s.sendRaw(ctx, p[:i+1]); err != nil {
+				return err
+			}
+			s.settle(ctx, ls.sent, true)
+			ls.open, ls.sent = false, time.Time{}
+			p = p[i+1:]
+			continue
+		}
+		if i > 0 {
+			ls.sent, ls.edited = time.Now(), ls.edited || beyondModel(p[:i])
 			if err := s.sendRaw(ctx, p[:i]); err != nil {
 				return err
 			}
@@ -101,7 +145,7 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 		if !ls.sent.IsZero() {
 			s.settle(ctx, ls.sent, true) // the echo of every key of the line
 		}
-		if err := s.checkScreenLine(ctx, ls.prompt); err != nil {
+		if err := s.checkScreenLine(ctx, ls); err != nil {
 			if i > 0 {
 				return fmt.Errorf("%w (the keys before Enter were sent, Enter was not: the line waits unsent on the shell; clear it with C-u)", err)
 			}
@@ -132,7 +176,7 @@ func (s *Session) secretLine(ctx context.Context) (done func(), err error) {
 	ls.mu.Lock()
 	if ls.open && !ls.sent.IsZero() {
 		s.settle(ctx, ls.sent, true)
-		if err := s.checkScreenLine(ctx, ls.prompt); err != nil {
+		if err := s.checkScreenLine(ctx, ls); err != nil {
 			ls.mu.Unlock()
 			return nil, fmt.Errorf("%w (the secret was not sent: its Enter would run the line typed before it; clear it with C-u)", err)
 		}
@@ -148,21 +192,31 @@ func (s *Session) secretLine(ctx context.Context) (done func(), err error) {
 // differs) the line after its first prompt-like "$ ", "# ", "% " or "> ",
 // which catches keys typed before the prompt was drawn. Either refused
 // refuses the line.
-func (s *Session) checkScreenLine(ctx context.Context, prompt string) error {
-	lc := s.lineCheck
+func (s *Session) checkScreenLine(ctx context.Context, ls *lineState) error {
+	lc, prompt := s.lineCheck, ls.prompt
 	sc, err := s.screenNow(ctx)
 	if err != nil {
 		return lc.refuse("the command line cannot be checked: the screen cannot be read (%v)", err)
 	}
-	if sc.AltScreen {
-		return nil // a full-screen program's keys, not a shell line (see RATIONALE)
-	}
 	line, top := sc.logicalLine()
 	cmd, ok := strings.CutPrefix(line, prompt)
-	if !ok {
-		if top {
+	switch {
+	case sc.AltScreen:
+		// A full-screen program (an editor's command line, a pager): no
+		// prompt to go by, so the line at the cursor is checked whole
+		// when it does not start with the recorded one. The check still
+		// runs: a shell can be put on the alternate screen too.
+		if top && cells(line) > sc.Cols {
 			return lc.refuse("the command line cannot be checked: it is longer than the screen shows")
 		}
+		if !ok {
+			cmd = line
+		}
+	case prompt == "" && ls.edited:
+		return lc.refuse("the command line cannot be checked: keys the line editor interprets (history, completion, word moves) were typed while no prompt was on the screen, so a command may still be reading them ahead; wait for the prompt, clear the line with C-u and type it again")
+	case !ok && top:
+		return lc.refuse("the command line cannot be checked: it is longer than the screen shows")
+	case !ok:
 		return lc.refuse("the command line cannot be checked: the line at the cursor no longer starts with the prompt %q seen when typing began", prompt)
 	}
 	if cmd = strings.TrimSpace(cmd); cmd != "" {
