@@ -76,6 +76,9 @@ func (r *Rules) Check(cmd string) error {
 		}
 	}
 	sc := simpleCommands(cmd)
+	if sc.tooLong {
+		return &BlockedError{Command: cmd, Reason: sc.refusal}
+	}
 	for _, c := range sc.cmds {
 		for _, d := range r.Deny {
 			if d.MatchString(c) {

@@ -77,6 +77,8 @@ type field struct {
 // scan is the simple commands of one line, and why the line cannot be
 // checked, if it cannot.
 type scan struct {
+	budget   int // bytes of normalized commands still allowed (see simpleCommands)
+	tooLong  bool
 	cmds     []string
 	refusal  string // the first reason the line cannot be checked
 	parseErr error  // the first string that did not parse (its words were checked roughly)
@@ -93,7 +95,10 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 // simpleCommands parses line and lists its simple commands, normalized:
 // the command's base name, then its words, separated by single spaces.
 func simpleCommands(line string) *scan {
-	sc := &scan{}
+	// Wrappers and nested code make a command's text appear again (find
+	// -exec chains, sudo env nice …); the patterns cost time per byte, so
+	// the normalized text is bounded by a multiple of the line.
+	sc := &scan{budget: 4*len(line) + 64<<10}
 	defer func() {
 		// The parser's tree walk panics on a node it does not know; a
 		// line that trips it is refused, never a crash.
@@ -219,6 +224,13 @@ func (sc *scan) emit(fs []field) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(f.s)
+	}
+	if sc.budget -= b.Len(); sc.budget < 0 {
+		if !sc.tooLong {
+			sc.tooLong = true
+			sc.refusal = "cannot check this line: its commands, wrappers looked through, are too long (more than four times the line)"
+		}
+		return
 	}
 	sc.cmds = append(sc.cmds, b.String())
 }
