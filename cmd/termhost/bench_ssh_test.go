@@ -38,6 +38,7 @@ func newSSHBench(b *testing.B) *sshBench {
 	}})
 	credFile := filepath.Join(dir, "credentials.json")
 	os.WriteFile(credFile, creds, 0o600)
+	os.WriteFile(filepath.Join(dir, "rules.json"), []byte(`{}`), 0o644) // an explicit rules file must exist
 	return &sshBench{srv: srv, key: key, credFile: credFile, dir: dir}
 }
 

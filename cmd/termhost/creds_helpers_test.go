@@ -42,7 +42,11 @@ func startHostWithCreds(t testing.TB, creds []devCred, extra ...string) *hostPro
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return startHost(t, append(extra, "--credentials", path, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))...)
+	rules := filepath.Join(dir, "rules.json") // an explicit rules file must exist
+	if err := os.WriteFile(rules, []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startHost(t, append(extra, "--credentials", path, "--rules", rules, "--known-hosts", filepath.Join(dir, "kh"))...)
 }
 
 // frrCred is the credential of a test's FRR vty: its password and its

@@ -33,6 +33,7 @@ import (
 	"github.com/termhost/termhost/host"
 	"github.com/termhost/termhost/host/mcp"
 	"github.com/termhost/termhost/host/plugin"
+	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/plugins"
@@ -370,6 +371,11 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		rulesGiven := false
+		fs.Visit(func(f *flag.Flag) { rulesGiven = rulesGiven || f.Name == "rules" })
+		if err := checkRulesFile(o.rules, rulesGiven); err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		var ln net.Listener
@@ -421,6 +427,23 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+}
+
+// checkRulesFile refuses to start on a rules file that does not load, or
+// on one named by --rules or RULES_FILE that does not exist: running
+// without the rules the user asked for would be silent. The default
+// ./rules.json may be absent (no rules; the store says so at INFO).
+func checkRulesFile(path string, given bool) error {
+	_, err := policy.LoadFile(path)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist) && !given:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("rules file %s does not exist (named by --rules or RULES_FILE): create it (rules.example.json is a start; {} means no rules) or leave the option out", path)
+	}
+	return fmt.Errorf("rules file %s does not load: %w", path, err)
 }
 
 func pluginsListFlags(fs *flags) func(stdout, stderr io.Writer) error {

@@ -188,6 +188,12 @@ func sshCode(err error) (int64, map[string]any, bool) {
 		if be.Rule != "" {
 			d["rule"] = be.Rule
 		}
+		if be.Simple != "" {
+			d["simpleCommand"] = be.Simple // the command in the line, as the shell would run it
+		}
+		if be.Reason != "" {
+			d["reason"] = be.Reason // why the line cannot be checked
+		}
 		return rpcValidation, d, true
 	case errors.As(err, &ce):
 		var ue *secrets.UnknownError

@@ -2,9 +2,11 @@ package policy
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -69,9 +71,13 @@ func TestParseErrors(t *testing.T) {
 func TestStoreReload(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rules.json")
-	s, err := NewStore(path, nil)
+	var logs lockedBuffer
+	s, err := NewStore(path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil || !s.Rules().Empty() {
 		t.Fatalf("missing file: %v", err)
+	}
+	if !strings.Contains(logs.String(), "level=INFO") || !strings.Contains(logs.String(), "no rules file") {
+		t.Errorf("a missing rules file at start is not said at INFO: %q", logs.String())
 	}
 	if err := s.Watch(); err != nil {
 		t.Fatal(err)
@@ -87,8 +93,49 @@ func TestStoreReload(t *testing.T) {
 	if !strings.Contains(s.Err().Error(), path) {
 		t.Errorf("Err does not name the file: %v", s.Err())
 	}
-	os.Remove(path)
-	wait(t, func() bool { return s.Check("reboot") == nil })
+	os.WriteFile(path, []byte(`{"deny": ["mkdir"]}`), 0o644)
+	wait(t, func() bool { return s.Err() == nil && s.Check("mkdir x") != nil })
+
+	// Removed, or renamed away: the last good rules stay, with a warning
+	// on every attempt.
+	for i, gone := range []func() error{
+		func() error { return os.Remove(path) },
+		func() error { return os.Rename(path, path+".bak") },
+	} {
+		before := strings.Count(logs.String(), "level=WARN")
+		if err := gone(); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, func() bool { return strings.Count(logs.String(), "level=WARN") > before })
+		if s.Check("mkdir x") == nil {
+			t.Errorf("case %d: the rules vanished with the file", i)
+		}
+		if s.Err() == nil || !strings.Contains(s.Err().Error(), "gone") {
+			t.Errorf("case %d: Err = %v, want it to say the file is gone", i, s.Err())
+		}
+		os.WriteFile(path, []byte(`{"deny": ["mkdir"]}`), 0o644)
+		wait(t, func() bool { return s.Err() == nil })
+	}
+	// {} is how rules are dropped.
+	os.WriteFile(path, []byte(`{}`), 0o644)
+	wait(t, func() bool { return s.Check("mkdir x") == nil })
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func wait(t *testing.T, ok func() bool) {
@@ -127,5 +174,31 @@ func TestTyped(t *testing.T) {
 		if ty.Pending() != s.pending {
 			t.Errorf("after %q: pending %q, want %q", s.in, ty.Pending(), s.pending)
 		}
+	}
+}
+
+// Line editing cannot hide a command from the model, and a line over the
+// bound is refused rather than checked by a part of it.
+func TestTypedEditingAndLength(t *testing.T) {
+	r := exampleWith(t, touchRule)
+	for _, in := range []string{
+		"ouch /tmp/f\x01t\r",
+		"ouch /tmp/f\x1b[Ht\r",
+		"ouch /tmp/f\x1bOHt\r",
+		"ouch /tmp/f\x1b[1~t\r",
+		"touch /tmp/f; : \x1b[D\x1b[D\x1b[D\r",
+		"xtouch /tmp/f\x01\x04\r",
+		"touch /tmp/f\x0f",
+		": \x18\x05",
+		"touch /tmp/f " + strings.Repeat("#", maxLine) + "\r",
+	} {
+		var ty Typed
+		if err := ty.Check(r, []byte(in)); err == nil {
+			t.Errorf("not refused: %q", in[:min(len(in), 40)])
+		}
+	}
+	var ty Typed
+	if err := ty.Check(r, []byte("echo touch /tmp/f\x01\x0b echo ok\r")); err != nil {
+		t.Errorf("C-a C-k then a new line: %v", err)
 	}
 }

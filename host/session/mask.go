@@ -214,6 +214,11 @@ func (s *Session) sendCredential(ctx context.Context, secret []byte, allow Gate,
 	if err := s.SecretsAllowed(); err != nil {
 		return err
 	}
+	done, err := s.secretLine(ctx) // its Enter also submits keys typed before it (linecheck.go)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if e, ok := s.link.(EchoReporter); ok {
 		on, err := e.Echoes()
 		if err == nil && on {

@@ -39,6 +39,9 @@ type Spec struct {
 	// OnInput, if set, vets every Send before anything of it is written
 	// (SSH shells: command rules); an error refuses the whole input.
 	OnInput func(p []byte) error
+	// LineCheck, if set, checks each line as the screen shows it when
+	// Enter is pressed (linecheck.go); it needs a screen.
+	LineCheck *LineCheck
 	// Dial makes the link. It runs after the plugins are attached, so a
 	// plugin that cannot open costs no connection.
 	Dial func(ctx context.Context) (link.Link, error)

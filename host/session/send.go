@@ -30,6 +30,9 @@ func (s *Session) send(ctx context.Context, p []byte, vet bool) error {
 	if !s.Alive() {
 		return s.disconnectedErr()
 	}
+	if vet && s.lineCheck != nil && s.lineCheck.Active() {
+		return s.sendChecked(ctx, p) // linecheck.go
+	}
 	deadline := time.Now().Add(s.cfg.WriteTimeout)
 	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
 		return err

@@ -221,6 +221,9 @@ type Session struct {
 	onEvent func(ev []byte) bool
 	onInput func(p []byte) error // guarded by chainSem
 	mask    maskStream           // the server's secrets, masked in what comes back; guarded by chainSem
+	// lineCheck and line: the screen check of typed lines (linecheck.go).
+	lineCheck *LineCheck
+	line      lineState
 
 	asyncQ     []asyncOut // plugin output made outside a chunk, waiting for the chain
 	asyncBytes int
@@ -251,6 +254,7 @@ func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Bind
 		reopen:     spec.Reopen,
 		onEvent:    spec.OnEvent,
 		onInput:    spec.OnInput,
+		lineCheck:  spec.LineCheck,
 		Name:       spec.Name,
 		Kind:       spec.Kind,
 		Peer:       spec.Peer,

@@ -34,6 +34,8 @@ type SSHOptions struct {
 	OnEvent func(ev []byte) bool
 	// OnInput vets what is typed into the shell (Spec.OnInput).
 	OnInput func(p []byte) error
+	// LineCheck checks typed lines as the screen shows them (Spec.LineCheck).
+	LineCheck *LineCheck
 	// Shell opens an interactive shell on a PTY channel, whose output is
 	// the session's output (SPEC SSH-9); without it the session only runs
 	// exec channels (ssh_execute).
@@ -92,7 +94,7 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 		Peer: Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
 		Plugins: plugins, Screen: o.Screen,
-		OnEvent: onEvent, OnInput: o.OnInput,
+		OnEvent: onEvent, OnInput: o.OnInput, LineCheck: o.LineCheck,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, time.Until(deadline))
 		},

@@ -218,6 +218,13 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 				}
 				return err
 			}
+			if d.Screen != "" { // without a screen (plugin-directory tests) only the typed-line model checks
+				o.LineCheck = &session.LineCheck{
+					Active: func() bool { return !d.Rules.Rules().Empty() },
+					Check:  d.Rules.Check,
+					Refuse: func(reason string) error { return &policy.BlockedError{Reason: reason} },
+				}
+			}
 		}
 	}
 	s, err := d.Sessions.OpenSSH(ctx, d.Attach, o)

@@ -1,0 +1,376 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// LineCheck vets the command line as the screen shows it when Enter is
+// pressed (SPEC TRUST-6 on SSH shells): what the line editor made of the
+// keys (Home, C-a, history, completion) is what the screen shows, so no
+// model of the keys can be fooled by editing. Send splits its input at
+// each Enter, sends what comes before, lets the echo settle, reads the
+// logical line at the cursor (soft-wrapped rows joined), leaves out the
+// prompt (the text before the cursor when the line's first key was typed)
+// and asks Check before the Enter goes out.
+type LineCheck struct {
+	// Active says whether there is anything to check (rules in force);
+	// when false, input passes as it always did.
+	Active func() bool
+	// Check vets one command line.
+	Check func(line string) error
+	// Refuse makes the error for a line that cannot be checked (the
+	// screen cannot be read, or does not show the line whole); nil gives
+	// ErrLineUnchecked.
+	Refuse func(reason string) error
+}
+
+func (lc *LineCheck) refuse(format string, args ...any) error {
+	reason := fmt.Sprintf(format, args...)
+	if lc.Refuse != nil {
+		return lc.Refuse(reason)
+	}
+	return fmt.Errorf("%w: %s", ErrLineUnchecked, reason)
+}
+
+// enterKeys submit a line in a shell's line editor: CR (Enter, C-m), LF
+// (C-j) and C-o (bash's operate-and-get-next). resetKeys leave nothing of
+// the line before the cursor: C-c abandons it, C-u kills back to the
+// prompt; after them the prompt is read again.
+const (
+	enterKeys = "\r\n\x0f"
+	resetKeys = "\x03\x15"
+)
+
+// lineState is a session's LineCheck bookkeeping.
+type lineState struct {
+	mu     sync.Mutex // one checked send at a time
+	open   bool       // a line is being typed
+	prompt string     // the logical line before the cursor when it began
+	sent   time.Time  // when the last keys of the line went out
+	edited bool       // keys beyond the typed-line model's were sent on the line
+}
+
+// beyondModel says whether keys hold anything but text and the editing
+// keys the typed-line model follows (policy.Typed): history, completion
+// (Tab), yanking, word moves… which only the line editor knows the effect
+// of.
+func beyondModel(p []byte) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 0x20 && c != 0x7f, c == 0x7f:
+		case c == 0x1b:
+			// CSI or SS3 cursor keys the model follows: C D H F, 1~ 3~ 4~ 7~ 8~.
+			if i+2 < len(p) && (p[i+1] == '[' || p[i+1] == 'O') && bytes.IndexByte([]byte("CDHF"), p[i+2]) >= 0 {
+				i += 2
+				continue
+			}
+			if i+3 < len(p) && p[i+1] == '[' && bytes.IndexByte([]byte("13478"), p[i+2]) >= 0 && p[i+3] == '~' {
+				i += 3
+				continue
+			}
+			return true
+		case bytes.IndexByte([]byte("\x01\x02\x04\x05\x06\x08\x0b\x15\x17\x03\x07"), c) >= 0:
+		default:
+			return true // Tab, C-y, C-r, C-p, C-n, C-t…
+		}
+	}
+	return false
+}
+
+// Timing of the echo a checked line waits for.
+const (
+	lineQuiet     = 60 * time.Millisecond  // output quiet this long: the screen has settled
+	lineEchoWait  = 400 * time.Millisecond // no echo at all within this: the program does not echo
+	lineSettleMax = 1500 * time.Millisecond
+)
+
+// ErrLineUnchecked is a line that cannot be checked (LineCheck.Refuse unset).
+var ErrLineUnchecked = errors.New("command blocked")
+
+func (s *Session) sendChecked(ctx context.Context, p []byte) error {
+	ls := &s.line
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	// The typed-line model sees the whole input first: when it refuses,
+	// nothing is sent.
+	if s.onInput != nil {
+		if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+			return err
+		}
+		err := s.onInput(p)
+		s.unlockChain()
+		if err != nil {
+			return err
+		}
+	}
+	for len(p) > 0 {
+		if !ls.open {
+			s.settle(ctx, time.Now(), false)
+			sc, err := s.screenNow(ctx)
+			if err != nil {
+				return s.lineCheck.refuse("the command line cannot be checked: the screen cannot be read (%v)", err)
+			}
+			ls.prompt, ls.open, ls.edited = sc.beforeCursor(), true, false
+		}
+		i := bytes.IndexAny(p, enterKeys+resetKeys)
+		if i < 0 {
+			ls.sent, ls.edited = time.Now(), ls.edited || beyondModel(p)
+			return s.sendRaw(ctx, p)
+		}
+		if bytes.IndexByte([]byte(resetKeys), p[i]) >= 0 {
+			ls.sent = time.Now()
+			if err := s.sendRaw(ctx, p[:i+1]); err != nil {
+				return err
+			}
+			s.settle(ctx, ls.sent, true)
+			ls.open, ls.sent = false, time.Time{}
+			p = p[i+1:]
+			continue
+		}
+		if i > 0 {
+			ls.sent, ls.edited = time.Now(), ls.edited || beyondModel(p[:i])
+			if err := s.sendRaw(ctx, p[:i]); err != nil {
+				return err
+			}
+		}
+		if !ls.sent.IsZero() {
+			s.settle(ctx, ls.sent, true) // the echo of every key of the line
+		}
+		if err := s.checkScreenLine(ctx, ls); err != nil {
+			if i > 0 {
+				return fmt.Errorf("%w (the keys before Enter were sent, Enter was not: the line waits unsent on the shell; clear it with C-u)", err)
+			}
+			return fmt.Errorf("%w (Enter was not sent: clear the line with C-u)", err)
+		}
+		n := 1
+		if p[i] == '\r' && i+1 < len(p) && p[i+1] == '\n' {
+			n = 2
+		}
+		if err := s.sendRaw(ctx, p[i:i+n]); err != nil {
+			return err
+		}
+		ls.open, ls.sent = false, time.Time{}
+		p = p[i+n:]
+	}
+	return nil
+}
+
+// secretLine is called before a secret is typed: its Enter would also
+// submit the keys typed on the line before it, so that line is checked as
+// the screen shows it, as if Enter were pressed (the secret itself is not
+// a command). done closes the line once the secret is sent.
+func (s *Session) secretLine(ctx context.Context) (done func(), err error) {
+	if s.lineCheck == nil || !s.lineCheck.Active() {
+		return func() {}, nil
+	}
+	ls := &s.line
+	ls.mu.Lock()
+	if ls.open && !ls.sent.IsZero() {
+		s.settle(ctx, ls.sent, true)
+		if err := s.checkScreenLine(ctx, ls); err != nil {
+			ls.mu.Unlock()
+			return nil, fmt.Errorf("%w (the secret was not sent: its Enter would run the line typed before it; clear it with C-u)", err)
+		}
+	}
+	return func() {
+		ls.open, ls.sent = false, time.Time{}
+		ls.mu.Unlock()
+	}, nil
+}
+
+// checkScreenLine checks the logical line at the cursor without its
+// prompt: the prompt recorded when the line began, and also (when it
+// differs) the line after its first prompt-like "$ ", "# ", "% " or "> ",
+// which catches keys typed before the prompt was drawn. Either refused
+// refuses the line.
+func (s *Session) checkScreenLine(ctx context.Context, ls *lineState) error {
+	lc, prompt := s.lineCheck, ls.prompt
+	sc, err := s.screenNow(ctx)
+	if err != nil {
+		return lc.refuse("the command line cannot be checked: the screen cannot be read (%v)", err)
+	}
+	line, top := sc.logicalLine()
+	cmd, ok := strings.CutPrefix(line, prompt)
+	switch {
+	case sc.AltScreen:
+		// A full-screen program (an editor's command line, a pager): no
+		// prompt to go by, so the line at the cursor is checked whole
+		// when it does not start with the recorded one. The check still
+		// runs: a shell can be put on the alternate screen too.
+		if top && cells(line) > sc.Cols {
+			return lc.refuse("the command line cannot be checked: it is longer than the screen shows")
+		}
+		if !ok {
+			cmd = line
+		}
+	case prompt == "" && ls.edited:
+		return lc.refuse("the command line cannot be checked: keys the line editor interprets (history, completion, word moves) were typed while no prompt was on the screen, so a command may still be reading them ahead; wait for the prompt, clear the line with C-u and type it again")
+	case !ok && top:
+		return lc.refuse("the command line cannot be checked: it is longer than the screen shows")
+	case !ok:
+		return lc.refuse("the command line cannot be checked: the line at the cursor no longer starts with the prompt %q seen when typing began", prompt)
+	}
+	if cmd = strings.TrimSpace(cmd); cmd != "" {
+		if err := lc.Check(cmd); err != nil {
+			return err
+		}
+	}
+	if alt, ok := afterPromptMark(line); ok && alt != cmd && alt != "" {
+		return lc.Check(alt)
+	}
+	return nil
+}
+
+// afterPromptMark is the text after the first "$ ", "# ", "% " or "> " in
+// the line's first 256 bytes.
+func afterPromptMark(line string) (string, bool) {
+	head := line[:min(len(line), 256)]
+	best := -1
+	for _, m := range []string{"$ ", "# ", "% ", "> "} {
+		if i := strings.Index(head, m); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return strings.TrimSpace(line[best+2:]), true
+}
+
+// settle waits until the output has been quiet for lineQuiet; with echo,
+// first for output after since (or lineEchoWait without any); lineSettleMax at most.
+func (s *Session) settle(ctx context.Context, since time.Time, echo bool) {
+	deadline := since.Add(lineSettleMax)
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		rx := s.LastRx()
+		echoed := !echo || rx.After(since) || now.Sub(since) > lineEchoWait
+		if (echoed && now.Sub(rx) >= lineQuiet && now.Sub(since) >= lineQuiet/2) || now.After(deadline) || !s.Alive() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// screenState is the part of the screen plugin's answer a line needs.
+type screenState struct {
+	Cols   int `json:"cols"`
+	Cursor struct {
+		Row int `json:"row"`
+		Col int `json:"col"`
+	} `json:"cursor"`
+	AltScreen bool     `json:"altScreen"`
+	Lines     []string `json:"lines"`
+	Wrapped   []int    `json:"wrapped"`
+}
+
+func (s *Session) screenNow(ctx context.Context) (*screenState, error) {
+	rep, err := s.Screen(ctx, []byte(`{"op":"screen","format":"plain"}`))
+	if err != nil {
+		return nil, err
+	}
+	var sc screenState
+	if err := json.Unmarshal(rep, &sc); err != nil {
+		return nil, err
+	}
+	if sc.Cursor.Row < 0 || sc.Cursor.Row >= len(sc.Lines) {
+		return nil, fmt.Errorf("the cursor is off the screen (row %d)", sc.Cursor.Row)
+	}
+	return &sc, nil
+}
+
+func (sc *screenState) wrapped(row int) bool {
+	for _, w := range sc.Wrapped {
+		if w == row {
+			return true
+		}
+	}
+	return false
+}
+
+// rows is the first row of the logical line at the cursor, and its last.
+func (sc *screenState) rows() (first, last int) {
+	first, last = sc.Cursor.Row, sc.Cursor.Row
+	for first > 0 && sc.wrapped(first-1) {
+		first--
+	}
+	for last < len(sc.Lines)-1 && sc.wrapped(last) {
+		last++
+	}
+	return first, last
+}
+
+// logicalLine joins the rows of the line at the cursor (a wrapped row is
+// padded to the width: the plugin trims trailing blanks) and reports
+// whether it begins on the top row, where it may have begun above.
+func (sc *screenState) logicalLine() (string, bool) {
+	first, last := sc.rows()
+	var b strings.Builder
+	for r := first; r <= last; r++ {
+		b.WriteString(sc.Lines[r])
+		if r < last {
+			b.WriteString(strings.Repeat(" ", max(sc.Cols-cells(sc.Lines[r]), 0)))
+		}
+	}
+	return strings.TrimRight(b.String(), " "), first == 0
+}
+
+// beforeCursor is the logical line's text before the cursor: the prompt
+// when typing has not begun.
+func (sc *screenState) beforeCursor() string {
+	first, _ := sc.rows()
+	var b strings.Builder
+	for r := first; r < sc.Cursor.Row; r++ {
+		b.WriteString(sc.Lines[r])
+		b.WriteString(strings.Repeat(" ", max(sc.Cols-cells(sc.Lines[r]), 0)))
+	}
+	row := sc.Lines[sc.Cursor.Row]
+	w := 0
+	for i, r := range row {
+		if w >= sc.Cursor.Col {
+			row = row[:i]
+			break
+		}
+		w += runeCells(r)
+	}
+	b.WriteString(row)
+	return strings.TrimRight(b.String(), " ")
+}
+
+func cells(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCells(r)
+	}
+	return n
+}
+
+// runeCells is how many columns a rune takes: two for the East Asian wide
+// ranges and most emoji, else one.
+func runeCells(r rune) int {
+	switch {
+	case r == utf8.RuneError:
+		return 1
+	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF, r >= 0xAC00 && r <= 0xD7A3,
+		r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F, r >= 0xFF00 && r <= 0xFF60,
+		r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1F64F, r >= 0x1F900 && r <= 0x1F9FF,
+		r >= 0x20000 && r <= 0x3FFFD:
+		return 2
+	}
+	return 1
+}
