@@ -40,6 +40,9 @@ type Config struct {
 	Env     []string // the complete environment
 	Cols    int      // default 80
 	Rows    int      // default 24
+	// Contain starts the program under containment (contain.go); nil
+	// starts it directly, as a child of this process.
+	Contain *Containment
 }
 
 // PTY is a running program and the master side of its terminal.
@@ -50,6 +53,11 @@ type PTY struct {
 
 	exited chan struct{} // closed once the child is reaped
 	status link.ExitStatus
+
+	// Under containment cmd is the wrapper and pid the program it
+	// started; closing ctl tells the wrapper to kill everything below it.
+	ctl *os.File
+	cg  *cgroup // the session cgroup, or nil
 
 	mu        sync.Mutex
 	inputDone bool      // Stop refuses further input
@@ -97,13 +105,17 @@ func Start(cfg Config) (*PTY, error) {
 	if rows <= 0 {
 		rows = 24
 	}
+	ws := &cpty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}
+	if cfg.Contain != nil {
+		return cfg.Contain.start(path, cfg, ws)
+	}
 	cmd := exec.Command(path, cfg.Args...)
 	cmd.Args[0] = cfg.Command
 	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
 	// A session of its own with the PTY as controlling terminal; SIGKILL
 	// if termhost dies (the kernel's hangup of the PTY reaches the rest).
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
-	master, err := cpty.StartWithAttrs(cmd, &cpty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}, attrs)
+	master, err := cpty.StartWithAttrs(cmd, ws, attrs)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
 	}
@@ -155,6 +167,11 @@ func (p *PTY) reap() {
 		st.Code = -1
 	}
 	p.status = st
+	if p.cg != nil {
+		// The wrapper killed what it could see; the cgroup holds what
+		// escaped it (a wrapper killed by its own program).
+		go p.cg.remove()
+	}
 	p.mu.Lock()
 	p.drainEnd = time.Now().Add(drainFor)
 	p.mu.Unlock()
@@ -401,6 +418,10 @@ func (p *PTY) Close() error {
 	p.mu.Unlock()
 	unix.Kill(-p.pid, syscall.SIGKILL)
 	killSession(p.pid)
+	if p.ctl != nil {
+		p.ctl.Close() // the wrapper kills its whole subtree
+	}
+	p.cg.kill()
 	err := p.f.Close()
 	go func() {
 		// A process that joined the session between the scan and the
