@@ -104,6 +104,8 @@ type Config struct {
 	// character while the peer is quiet (default 2s).
 	UTF8Hold time.Duration
 	Logger   *slog.Logger
+	// Programs is what PTY programs start with and inside (pty.go).
+	Programs Programs
 }
 
 func (c *Config) defaults() {

@@ -217,6 +217,9 @@ func TestDaemonEndsWithHolder(t *testing.T) {
 			os.Exit(2)
 		}
 		collect(p)
+		if p.cmd.Process.Pid != p.Pid() {
+			os.WriteFile(file+".wrapper", []byte(strconv.Itoa(p.cmd.Process.Pid)), 0o600)
+		}
 		fmt.Println("holding")
 		select {} // wait to be killed
 	}
@@ -229,9 +232,11 @@ func TestDaemonEndsWithHolder(t *testing.T) {
 				t.Fatal(err)
 			}
 			pid := pidFrom(t, file)
+			wrapper := pidFrom(t, file+".wrapper")
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
 			gone(t, pid, "after its holder was SIGKILLed")
+			gone(t, wrapper, "the wrapper, after its holder was SIGKILLed")
 		})
 	}
 }

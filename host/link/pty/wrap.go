@@ -143,29 +143,32 @@ func wrapperMain() {
 		io.Copy(io.Discard, in)
 		close(stop)
 	}()
-	var status unix.WaitStatus
-	exited := false
-	for !exited {
+	r := &reaper{pid: proc.Pid}
+	for !r.done {
 		select {
 		case sig := <-sigs:
 			if sig != syscall.SIGCHLD {
-				killAll(o.Cgroup)
+				killAll(o.Cgroup, r)
 			}
 		case <-stop:
-			killAll(o.Cgroup)
+			killAll(o.Cgroup, r)
 			stop = nil
 		}
-		exited = reap(proc.Pid, &status)
+		r.reap()
 	}
 	// The program is gone: so is everything it left behind.
-	killTree()
-	exitLike(status)
+	killTree(r)
+	exitLike(r.status)
 }
 
-// reap collects every child that ended; it reports whether pid was one,
-// with its status.
-func reap(pid int, status *unix.WaitStatus) bool {
-	found := false
+// reaper collects every child that ends, and keeps the program's status.
+type reaper struct {
+	pid    int
+	status unix.WaitStatus
+	done   bool // the program was reaped
+}
+
+func (r *reaper) reap() {
 	for {
 		var ws unix.WaitStatus
 		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -173,27 +176,27 @@ func reap(pid int, status *unix.WaitStatus) bool {
 			continue
 		}
 		if p <= 0 || err != nil {
-			return found
+			return
 		}
-		if p == pid && (ws.Exited() || ws.Signaled()) {
-			*status, found = ws, true
+		if p == r.pid && (ws.Exited() || ws.Signaled()) {
+			r.status, r.done = ws, true
 		}
 	}
 }
 
 // killAll kills the wrapper's whole subtree: through the session cgroup
 // (the wrapper included) when there is one, then by walking the tree.
-func killAll(cgroup string) {
+func killAll(cgroup string, r *reaper) {
 	if cgroup != "" {
 		os.WriteFile(cgroup+"/cgroup.kill", []byte("1"), 0)
 	}
-	killTree()
+	killTree(r)
 }
 
 // killTree SIGKILLs every descendant of the wrapper until none is left
 // (bounded): as a child subreaper, whatever a program double-forked is
 // still below it.
-func killTree() {
+func killTree(r *reaper) {
 	self := os.Getpid()
 	for round := 0; round < 50; round++ {
 		kids := descendantsOf(self)
@@ -203,14 +206,8 @@ func killTree() {
 		for _, p := range kids {
 			unix.Kill(p, unix.SIGKILL)
 		}
-		var ws unix.WaitStatus
-		for {
-			p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-			if p <= 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
-				break
-			}
-		}
 		time.Sleep(time.Millisecond)
+		r.reap()
 	}
 }
 
