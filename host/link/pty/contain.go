@@ -19,6 +19,8 @@ import (
 
 	cpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/termhost/termhost/host/link"
 )
 
 // Containment is how termhost starts programs so that nothing they start
@@ -221,7 +223,9 @@ func (c *Containment) runProbe(o orders, cgroupFD int) (int, error) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	return handOver(ctl, rep, o)
+	defer rep.Close()
+	pid, _, err := handOver(ctl, rep, o)
+	return pid, err
 }
 
 // startWrapper starts the wrapper process with the PTY's terminal side
@@ -256,8 +260,11 @@ func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.F
 	if c.sandbox {
 		attr.Cloneflags = c.nsFlags
 		if c.userns {
-			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+			// Root inside, so that the wrapper keeps the capabilities to
+			// mount after its exec; it starts the program in a nested
+			// user namespace as the user again (orders.AsUser).
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 			attr.GidMappingsEnableSetgroups = false
 		}
 	}
@@ -276,12 +283,12 @@ func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.F
 	return cmd, ordersW, reportR, nil
 }
 
-// handOver writes the orders and reads the wrapper's report (bounded).
-func handOver(ctl, rep *os.File, o orders) (int, error) {
-	defer rep.Close()
+// handOver writes the orders and reads the wrapper's first report
+// (bounded); the reader returned holds the rest.
+func handOver(ctl, rep *os.File, o orders) (int, *bufio.Reader, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
@@ -293,24 +300,42 @@ func handOver(ctl, rep *os.File, o orders) (int, error) {
 		wrote <- err
 	}()
 	rep.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReader(rep).ReadBytes('\n')
+	rd := bufio.NewReader(rep)
+	line, err := rd.ReadBytes('\n')
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return 0, errors.New("the program's wrapper did not answer within 10 s")
+			return 0, nil, errors.New("the program's wrapper did not answer within 10 s")
 		}
 		if werr := <-wrote; werr != nil {
-			return 0, fmt.Errorf("the program's wrapper ended before taking its orders: %w", werr)
+			return 0, nil, fmt.Errorf("the program's wrapper ended before taking its orders: %w", werr)
 		}
-		return 0, errors.New("the program's wrapper ended without a word (see termhost's log)")
+		return 0, nil, errors.New("the program's wrapper ended without a word (see termhost's log)")
 	}
+	rep.SetReadDeadline(time.Time{})
 	var r report
 	if err := json.Unmarshal(line, &r); err != nil {
-		return 0, fmt.Errorf("the program's wrapper said %q", strings.TrimSpace(string(line)))
+		return 0, nil, fmt.Errorf("the program's wrapper said %q", strings.TrimSpace(string(line)))
 	}
 	if r.Err != "" {
-		return 0, errors.New(r.Err)
+		return 0, nil, errors.New(r.Err)
 	}
-	return r.Pid, nil
+	return r.Pid, rd, nil
+}
+
+// programEnd reads how the program ended from the wrapper's report, once
+// the wrapper has been reaped (so the pipe holds all it will ever hold).
+func programEnd(rd *bufio.Reader, rep *os.File) (link.ExitStatus, bool) {
+	defer rep.Close()
+	rep.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	line, err := rd.ReadBytes('\n')
+	var r report
+	if err != nil || json.Unmarshal(line, &r) != nil || !r.Ended {
+		return link.ExitStatus{}, false
+	}
+	if r.Signal > 0 {
+		return link.ExitStatus{Code: -1, Signal: unix.SignalName(syscall.Signal(r.Signal))}, true
+	}
+	return link.ExitStatus{Code: r.Code}, true
 }
 
 // start starts a program under the wrapper (pty.go's Start with
@@ -348,12 +373,16 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	o := orders{Path: path, Argv: append([]string{cfg.Command}, cfg.Args...), Dir: cfg.Dir, Env: cfg.Env}
 	if c.sandbox {
 		o.Hide = c.hidden()
+		if c.userns {
+			o.AsUser = &[2]int{os.Getuid(), os.Getgid()}
+		}
 	}
 	if cg != nil {
 		o.Cgroup = cg.dir
 	}
-	pid, err := handOver(ctl, rep, o)
+	pid, rd, err := handOver(ctl, rep, o)
 	if err != nil {
+		rep.Close()
 		ctl.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -363,12 +392,14 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	}
 	f, err := pollable(master)
 	if err != nil {
+		rep.Close()
 		ctl.Close()
 		cmd.Wait()
 		cg.remove()
 		return nil, err
 	}
-	p := &PTY{f: f, cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg}
+	p := &PTY{f: f, cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
+		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
 	go p.reap()
 	return p, nil
 }

@@ -164,7 +164,8 @@ func TestDaemonEndsWithProgram(t *testing.T) {
 
 // TestExitStatusThroughWrapper: the code, and death by each signal
 // (SIGSEGV and SIGPIPE too, which the Go runtime in the wrapper would
-// otherwise handle), reach termhost as they were.
+// otherwise handle), reach termhost as they were, also when termhost
+// closes the PTY as soon as the program's terminal ends.
 func TestExitStatusThroughWrapper(t *testing.T) {
 	c := testContainment(t)
 	for _, tc := range []struct {
@@ -182,11 +183,15 @@ func TestExitStatusThroughWrapper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		collect(p)
+		// As a session does: the terminal ends, the link is closed at
+		// once, then the status is asked for (a close must not turn an
+		// ended program's status into the wrapper's SIGKILL).
+		r := collect(p)
+		<-r.done
+		p.Close()
 		if st := p.Exit(); st != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.script, st, tc.want)
 		}
-		p.Close()
 	}
 }
 
@@ -268,5 +273,101 @@ func TestSandboxHidesFiles(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(secret); string(b) != "SECRET-CONTENT" {
 		t.Fatalf("the hidden file changed for termhost: %q", b)
+	}
+}
+
+// BenchmarkLaunchContainment: what starting a program costs (PTY open,
+// start of `true`, its exit reaped), directly and under each containment.
+//
+//	go test -run '^$' -bench BenchmarkLaunchContainment -benchtime 50x ./host/link/pty/
+func BenchmarkLaunchContainment(b *testing.B) {
+	secret := filepath.Join(b.TempDir(), "credentials.json")
+	os.WriteFile(secret, []byte("{}"), 0o600)
+	for _, v := range []struct{ name, mech, sandbox string }{
+		{"direct", "none", ""},
+		{"subreaper", MechanismSubreaper, "off"},
+		{"subreaper+sandbox", MechanismSubreaper, "on"},
+		{"cgroup", MechanismCgroup, "off"},
+		{"cgroup+sandbox", MechanismCgroup, "on"},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			var c *Containment
+			if v.mech != "none" {
+				var err error
+				c, err = NewContainment(ContainmentConfig{Mechanism: v.mech, Sandbox: v.sandbox, Hidden: func() []string { return []string{secret} }})
+				if err != nil {
+					b.Skip(err)
+				}
+				defer c.Close()
+			}
+			for b.Loop() {
+				p, err := Start(Config{Command: "true", Env: os.Environ(), Contain: c})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st := p.Exit(); st.Code != 0 {
+					b.Fatalf("true: %+v", st)
+				}
+				p.Close()
+			}
+		})
+	}
+}
+
+// TestSandboxUnprivileged: not root, the files are hidden through a user
+// namespace (mapped to the user itself, as bubblewrap does), and the
+// program cannot undo the mount. Runs a copy of the test binary as nobody.
+func TestSandboxUnprivileged(t *testing.T) {
+	if secret := os.Getenv("TERMHOST_PTY_UNPRIV_FILE"); secret != "" {
+		c, err := NewContainment(ContainmentConfig{Sandbox: "on", Mechanism: MechanismSubreaper, Hidden: func() []string { return []string{secret} }})
+		if err != nil {
+			fmt.Println("no-sandbox:", err)
+			os.Exit(0)
+		}
+		p, err := Start(Config{Command: "sh", Args: []string{"-c", fmt.Sprintf("cat %s; umount %s 2>&1; cat %s; id -u; echo end-of-test", secret, secret, secret)}, Env: os.Environ(), Contain: c})
+		if err != nil {
+			fmt.Println("start:", err)
+			os.Exit(2)
+		}
+		r := collect(p)
+		p.Exit()
+		<-r.done
+		fmt.Print(r.String())
+		os.Exit(0)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to become nobody")
+	}
+	dir, err := os.MkdirTemp("", "termhost-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "pty.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "credentials.json")
+	os.WriteFile(secret, []byte("UNPRIV-SECRET"), 0o600)
+	os.Chown(secret, 65534, 65534)
+	cmd := exec.Command(bin, "-test.run", "^TestSandboxUnprivileged$")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TERMHOST_PTY_UNPRIV_FILE=" + secret, "HOME=" + dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.HasPrefix(string(out), "no-sandbox:") {
+		t.Skipf("unprivileged user namespaces are not available: %s", out)
+	}
+	t.Logf("as nobody: %s", out)
+	if !strings.Contains(string(out), "end-of-test") || !strings.Contains(string(out), "65534") || strings.Contains(string(out), "UNPRIV-SECRET") {
+		t.Fatalf("as nobody: %s", out)
 	}
 }

@@ -58,6 +58,8 @@ type PTY struct {
 	// started; closing ctl tells the wrapper to kill everything below it.
 	ctl *os.File
 	cg  *cgroup // the session cgroup, or nil
+	// end is how the program ended, as the wrapper reported it.
+	end func() (link.ExitStatus, bool)
 
 	mu        sync.Mutex
 	inputDone bool      // Stop refuses further input
@@ -166,6 +168,11 @@ func (p *PTY) reap() {
 	} else if err != nil && st.Code < 0 {
 		st.Code = -1
 	}
+	if p.end != nil {
+		if end, ok := p.end(); ok {
+			st = end
+		}
+	}
 	p.status = st
 	if p.cg != nil {
 		// The wrapper killed what it could see; the cgroup holds what
@@ -181,8 +188,9 @@ func (p *PTY) reap() {
 }
 
 const (
-	drainFor   = 2 * time.Second
-	drainQuiet = 50 * time.Millisecond
+	wrapperGrace = time.Second
+	drainFor     = 2 * time.Second
+	drainQuiet   = 50 * time.Millisecond
 )
 
 // Pid is the child's process id (also its process group and session id).
@@ -419,9 +427,19 @@ func (p *PTY) Close() error {
 	unix.Kill(-p.pid, syscall.SIGKILL)
 	killSession(p.pid)
 	if p.ctl != nil {
-		p.ctl.Close() // the wrapper kills its whole subtree
+		p.ctl.Close() // the wrapper kills its whole subtree, then reports
 	}
-	p.cg.kill()
+	if p.cg != nil {
+		// The cgroup is killed once the wrapper is reaped (reap), or now
+		// if the wrapper does not end (its program stopped it).
+		go func() {
+			select {
+			case <-p.exited:
+			case <-time.After(wrapperGrace):
+				p.cg.kill()
+			}
+		}()
+	}
 	err := p.f.Close()
 	go func() {
 		// A process that joined the session between the scan and the

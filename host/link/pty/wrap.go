@@ -59,14 +59,24 @@ type orders struct {
 	// Cgroup is the session cgroup's directory ("" when none): on EOF of
 	// the orders pipe the wrapper writes cgroup.kill there.
 	Cgroup string `json:"cgroup,omitempty"`
+	// AsUser is set when the wrapper runs as root of a user namespace of
+	// its own (termhost is not root): the program then runs in a nested
+	// one, as the user's own uid and gid again, without capabilities.
+	AsUser *[2]int `json:"asUser,omitempty"`
 	// Probe: set up, check that Hide[0] reads empty, report and exit.
 	Probe bool `json:"probe,omitempty"`
 }
 
-// report is the wrapper's one answer.
+// report is the wrapper's answer: first the program's pid (or why it did
+// not start), then, once the program has ended, how it ended (the
+// wrapper's own end may come from a cgroup.kill before it can exit like
+// the program).
 type report struct {
-	Pid int    `json:"pid,omitempty"`
-	Err string `json:"err,omitempty"`
+	Pid    int    `json:"pid,omitempty"`
+	Err    string `json:"err,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
+	Code   int    `json:"code,omitempty"`
+	Signal int    `json:"signal,omitempty"`
 }
 
 func init() {
@@ -124,9 +134,14 @@ func wrapperMain() {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
 	tty := os.NewFile(wrapperTTY, "tty")
+	attr := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if u := o.AsUser; u != nil {
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: u[0], HostID: 0, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: u[1], HostID: 0, Size: 1}}
+	}
 	proc, err := os.StartProcess(o.Path, o.Argv, &os.ProcAttr{
-		Dir: o.Dir, Env: o.Env, Files: []*os.File{tty, tty, tty},
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL},
+		Dir: o.Dir, Env: o.Env, Files: []*os.File{tty, tty, tty}, Sys: attr,
 	})
 	if err != nil {
 		fail("%v", err)
@@ -134,7 +149,6 @@ func wrapperMain() {
 	tty.Close() // the terminal ends when the program's side of it does
 	b, _ := json.Marshal(report{Pid: proc.Pid})
 	rep.Write(append(b, '\n'))
-	rep.Close()
 
 	stop := make(chan struct{})
 	go func() {
@@ -145,19 +159,33 @@ func wrapperMain() {
 	}()
 	r := &reaper{pid: proc.Pid}
 	for !r.done {
+		// Told to stop (or termhost is gone): the tree goes first, then
+		// the program's status is reported; cgroup.kill (which ends the
+		// wrapper too) comes last, below.
 		select {
 		case sig := <-sigs:
 			if sig != syscall.SIGCHLD {
-				killAll(o.Cgroup, r)
+				killTree(r)
 			}
 		case <-stop:
-			killAll(o.Cgroup, r)
+			killTree(r)
 			stop = nil
 		}
 		r.reap()
 	}
-	// The program is gone: so is everything it left behind.
+	end := report{Ended: true, Code: r.status.ExitStatus()}
+	if r.status.Signaled() {
+		end = report{Ended: true, Code: -1, Signal: int(r.status.Signal())}
+	}
+	b, _ = json.Marshal(end)
+	rep.Write(append(b, '\n'))
+	rep.Close()
+	// The program is gone: so is everything it left behind, and whatever
+	// escaped the tree but not the cgroup.
 	killTree(r)
+	if o.Cgroup != "" {
+		os.WriteFile(o.Cgroup+"/cgroup.kill", []byte("1"), 0)
+	}
 	exitLike(r.status)
 }
 
@@ -182,15 +210,6 @@ func (r *reaper) reap() {
 			r.status, r.done = ws, true
 		}
 	}
-}
-
-// killAll kills the wrapper's whole subtree: through the session cgroup
-// (the wrapper included) when there is one, then by walking the tree.
-func killAll(cgroup string, r *reaper) {
-	if cgroup != "" {
-		os.WriteFile(cgroup+"/cgroup.kill", []byte("1"), 0)
-	}
-	killTree(r)
 }
 
 // killTree SIGKILLs every descendant of the wrapper until none is left
