@@ -371,3 +371,32 @@ func TestSandboxUnprivileged(t *testing.T) {
 		t.Fatalf("as nobody: %s", out)
 	}
 }
+
+// TestForegroundIsTheProgram: under containment the terminal's foreground
+// process group is the program's (the wrapper is outside the terminal's
+// session), and Pid is the program, not the wrapper.
+func TestForegroundIsTheProgram(t *testing.T) {
+	for _, mech := range mechanisms(t) {
+		t.Run(mech, func(t *testing.T) {
+			c, err := containment(mech)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Start(Config{Command: "sh", Args: []string{"-c", "echo ready; sleep 1000"}, Env: os.Environ(), Contain: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			collect(p).until(t, "ready")
+			if p.cmd.Process.Pid == p.Pid() {
+				t.Fatal("Pid is the wrapper's")
+			}
+			if fg := p.foreground(); fg != p.Pid() {
+				t.Fatalf("foreground process group %d, want the program's %d (wrapper %d)", fg, p.Pid(), p.cmd.Process.Pid)
+			}
+			if sid, ok := procSession(p.Pid()); !ok || sid != p.Pid() {
+				t.Fatalf("the program leads session %d, want its own", sid)
+			}
+		})
+	}
+}
