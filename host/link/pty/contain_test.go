@@ -400,3 +400,31 @@ func TestForegroundIsTheProgram(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxCoversAReplacedFile: a hidden file replaced by rename while
+// a program runs (an editor saving credentials.json) is a new dentry the
+// kernel uncovers; the wrapper covers it again.
+func TestSandboxCoversAReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "credentials.json")
+	os.WriteFile(f, []byte("OLD-SECRET"), 0o600)
+	c, err := NewContainment(ContainmentConfig{Sandbox: "on", Mechanism: MechanismSubreaper, Hidden: func() []string { return []string{f} }})
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	p, err := Start(Config{Command: "sh", Args: []string{"-c", fmt.Sprintf("cat %s; echo mid; sleep 1; cat %s; echo end-of-test", f, f)}, Env: os.Environ(), Contain: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r := collect(p)
+	r.until(t, "mid")
+	os.WriteFile(f+".new", []byte("NEW-SECRET"), 0o600)
+	if err := os.Rename(f+".new", f); err != nil {
+		t.Fatal(err)
+	}
+	r.until(t, "end-of-test")
+	if out := r.String(); strings.Contains(out, "SECRET") {
+		t.Fatalf("a hidden file was read: %q", out)
+	}
+}

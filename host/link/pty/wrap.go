@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -147,6 +148,7 @@ func wrapperMain() {
 		fail("%v", err)
 	}
 	tty.Close() // the terminal ends when the program's side of it does
+	keepCovered(o.Hide)
 	b, _ := json.Marshal(report{Pid: proc.Pid})
 	rep.Write(append(b, '\n'))
 
@@ -311,18 +313,78 @@ func hide(paths []string) error {
 		return fmt.Errorf("sandbox: make mounts private: %w", err)
 	}
 	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if st.IsDir() {
-			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
-		} else {
-			err = unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
-		}
-		if err != nil {
+		if err := cover(p); err != nil {
 			return fmt.Errorf("sandbox: hide %s: %w", p, err)
 		}
 	}
 	return nil
+}
+
+// cover hides p unless it is hidden already (or does not exist).
+func cover(p string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return nil
+	}
+	if covered(p, &st) {
+		return nil
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+	}
+	return unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+}
+
+// covered: p is /dev/null, or an empty read-only tmpfs.
+func covered(p string, st *unix.Stat_t) bool {
+	if st.Mode&unix.S_IFMT == unix.S_IFCHR {
+		var null unix.Stat_t
+		return unix.Stat("/dev/null", &null) == nil && null.Rdev == st.Rdev
+	}
+	var fs unix.Statfs_t
+	if unix.Statfs(p, &fs) != nil || fs.Type != unix.TMPFS_MAGIC || fs.Flags&unix.ST_RDONLY == 0 {
+		return false
+	}
+	ents, err := os.ReadDir(p)
+	return err == nil && len(ents) == 0
+}
+
+// keepCovered puts the covers back when a hidden path changes under them:
+// a file replaced by rename outside (an editor saving credentials.json)
+// is a new dentry, and the kernel drops the mounts on the old one in every
+// namespace. Directories holding hidden paths are watched (inotify), and
+// checked every second besides; between the rename and the new cover a
+// program that reads at that very moment sees the new file.
+func keepCovered(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err == nil {
+		seen := map[string]bool{}
+		for _, p := range paths {
+			if d := filepath.Dir(p); !seen[d] {
+				seen[d] = true
+				unix.InotifyAddWatch(fd, d, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+			}
+		}
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				if n, err := unix.Read(fd, buf); n <= 0 && !errors.Is(err, unix.EINTR) {
+					return
+				}
+				for _, p := range paths {
+					cover(p)
+				}
+			}
+		}()
+	}
+	go func() {
+		for range time.Tick(time.Second) {
+			for _, p := range paths {
+				cover(p)
+			}
+		}
+	}()
 }
