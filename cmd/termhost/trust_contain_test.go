@@ -5,16 +5,20 @@ package main
 // start outlives their session, their client or termhost itself.
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestOwnEnvListed: every environment variable a flag falls back to is on
@@ -245,5 +249,88 @@ func TestDaemonGoneAfterTermhostKilled(t *testing.T) {
 			syscall.Kill(h.pid, syscall.SIGKILL)
 			mustEnd(t, pid, "after termhost was SIGKILLed")
 		})
+	}
+}
+
+// TestUnprivilegedTermhost: termhost run as an ordinary user (nobody):
+// it is not dumpable, so a program it starts cannot read its environment
+// through /proc; the credentials file is hidden through a user namespace
+// and the start-up log says what that costs (setuid programs).
+func TestUnprivilegedTermhost(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to become nobody")
+	}
+	for _, sandbox := range []string{"off", "auto"} {
+		t.Run("sandbox="+sandbox, func(t *testing.T) { unprivileged(t, sandbox) })
+	}
+}
+
+func unprivileged(t *testing.T, sandbox string) {
+	dir, err := os.MkdirTemp("", "termhost-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "termhost")
+	b, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "home")
+	os.Mkdir(home, 0o700)
+	os.Chown(home, 65534, 65534)
+	creds := filepath.Join(home, "credentials.json")
+	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[{"id":"d","host":"127.0.0.1","port":23,"username":"u","password":"Tk9CT0RZLVNFQ1JFVA=="}]}`), 0o600)
+	os.Chown(creds, 65534, 65534)
+	cmd := exec.Command(bin, "serve", "--cache-dir", "off", "--sandbox", sandbox, "--credentials", creds, "--rules", filepath.Join(home, "rules.json"), "--known-hosts", filepath.Join(home, "kh"))
+	cmd.Dir = home
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SSH_PASSPHRASE=nobody-pp-SECRET"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	logs := &lockedWriter{b: &strings.Builder{}}
+	cmd.Stderr = logs
+	client := sdk.NewClient(&sdk.Implementation{Name: "nobody", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, logs)
+	}
+	defer cs.Close()
+	defer func() {
+		if t.Failed() {
+			t.Logf("termhost stderr:\n%s", logs)
+		}
+	}()
+	run := func(args ...string) string {
+		t.Helper()
+		id := mustCall(t, cs, "launch_app", map[string]any{"command": args[0], "args": args[1:], "rows": 200, "cols": 200})["session_id"].(string)
+		r := mustCall(t, cs, "wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 60000})
+		if r["reason"] != "exit" {
+			t.Fatalf("%v: %v", args, r)
+		}
+		return mustCall(t, cs, "view_screen", map[string]any{"session_id": id})["content"].(string)
+	}
+	out := run("sh", "-c", fmt.Sprintf(`id -u; cat /proc/%d/environ; echo; echo rc=$?`, cmd.Process.Pid))
+	if !strings.Contains(out, "65534") || strings.Contains(out, "nobody-pp-SECRET") {
+		t.Fatalf("a program read termhost's environment:\n%s", out)
+	}
+	if sandbox == "off" {
+		return
+	}
+	if !strings.Contains(logs.String(), "sandbox: credentials file and keys hidden from programs") {
+		if strings.Contains(logs.String(), "cannot be hidden") {
+			t.Skipf("no user namespaces here: %s", logs)
+		}
+		t.Fatalf("no sandbox line")
+	}
+	if !strings.Contains(logs.String(), "setuid programs such as sudo do not gain privileges") {
+		t.Errorf("the log does not say that setuid programs lose their privileges")
+	}
+	if out := run("cat", creds); strings.Contains(out, "Tk9CT0RZLVNFQ1JFVA") {
+		t.Fatalf("nobody's program read the credentials file:\n%s", out)
 	}
 }

@@ -42,6 +42,7 @@ type Containment struct {
 	userns     bool
 	hidden     func() []string
 
+	exe string // this executable, run again as the wrapper
 	seq atomic.Uint64
 }
 
@@ -73,7 +74,13 @@ func NewContainment(cfg ContainmentConfig) (*Containment, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Containment{hidden: cfg.Hidden}
+	// The executable's path, not /proc/self/exe: a non-dumpable process
+	// cloned into a new user namespace may not exec its /proc/self/exe.
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "/proc/self/exe"
+	}
+	c := &Containment{hidden: cfg.Hidden, exe: exe}
 	if c.hidden == nil {
 		c.hidden = func() []string { return nil }
 	}
@@ -250,7 +257,7 @@ func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.F
 		ordersW.Close()
 		return nil, nil, nil, err
 	}
-	cmd := exec.Command("/proc/self/exe")
+	cmd := exec.Command(c.exe)
 	cmd.Args = []string{wrapperArg0}
 	cmd.Env = []string{wrapperMarker + "=1"}
 	cmd.Stderr = os.Stderr // a crash of the wrapper is worth seeing in termhost's log
@@ -258,14 +265,11 @@ func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.F
 	// A session of its own: a ^C at termhost's terminal does not reach it.
 	attr := &syscall.SysProcAttr{Setsid: true}
 	if c.sandbox {
-		attr.Cloneflags = c.nsFlags
 		if c.userns {
-			// Root inside, so that the wrapper keeps the capabilities to
-			// mount after its exec; it starts the program in a nested
-			// user namespace as the user again (orders.AsUser).
-			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-			attr.GidMappingsEnableSetgroups = false
+			// A launcher makes the namespaces (wrap.go, launcherMain).
+			cmd.Env = []string{wrapperMarker + "=userns"}
+		} else {
+			attr.Cloneflags = c.nsFlags
 		}
 	}
 	if cgroupFD >= 0 {

@@ -81,10 +81,59 @@ type report struct {
 }
 
 func init() {
-	if len(os.Args) > 0 && os.Args[0] == wrapperArg0 && os.Getenv(wrapperMarker) != "" {
-		os.Unsetenv(wrapperMarker)
-		wrapperMain()
+	if len(os.Args) > 0 && os.Args[0] == wrapperArg0 {
+		switch os.Getenv(wrapperMarker) {
+		case "1":
+			os.Unsetenv(wrapperMarker)
+			wrapperMain()
+		case "userns":
+			os.Unsetenv(wrapperMarker)
+			launcherMain()
+		}
 	}
+}
+
+// launcherMain starts the wrapper in a new user and mount namespace, with
+// fds 3-5 passed on, and ends the way it ends. termhost cannot do that
+// itself: it is not dumpable, so it may not write the uid_map of a child
+// that is not dumpable either; this process, freshly executed, is.
+func launcherMain() {
+	runtime.LockOSThread()
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "/proc/self/exe"
+	}
+	files := []*os.File{os.NewFile(wrapperTTY, "tty"), os.NewFile(wrapperOrders, "orders"), os.NewFile(wrapperReport, "report")}
+	for _, fd := range []int{wrapperTTY, wrapperOrders, wrapperReport} {
+		unix.CloseOnExec(fd)
+	}
+	proc, err := os.StartProcess(exe, []string{wrapperArg0}, &os.ProcAttr{
+		Env:   []string{wrapperMarker + "=1"},
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, files[0], files[1], files[2]},
+		Sys: &syscall.SysProcAttr{
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			// Root inside, so that the wrapper keeps the capabilities to
+			// mount after its exec; it starts the program in a nested
+			// user namespace as the user again (orders.AsUser).
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			Pdeathsig:                  syscall.SIGKILL,
+		},
+	})
+	if err != nil {
+		b, _ := json.Marshal(report{Err: fmt.Sprintf("start in a user namespace: %v", err)})
+		files[2].Write(append(b, '\n'))
+		os.Exit(125)
+	}
+	for _, f := range files {
+		f.Close()
+	}
+	st, err := proc.Wait()
+	if err != nil {
+		os.Exit(125)
+	}
+	exitLike(unix.WaitStatus(st.Sys().(syscall.WaitStatus)))
 }
 
 // wrapperMain never returns.
