@@ -74,13 +74,9 @@ func NewContainment(cfg ContainmentConfig) (*Containment, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// The executable's path, not /proc/self/exe: a non-dumpable process
-	// cloned into a new user namespace may not exec its /proc/self/exe.
-	exe, err := os.Executable()
-	if err != nil {
-		exe = "/proc/self/exe"
-	}
-	c := &Containment{hidden: cfg.Hidden, exe: exe}
+	// /proc/self/exe, not the path: it still runs this binary after an
+	// upgrade replaced or removed the file.
+	c := &Containment{hidden: cfg.Hidden, exe: "/proc/self/exe"}
 	if c.hidden == nil {
 		c.hidden = func() []string { return nil }
 	}

@@ -99,15 +99,11 @@ func init() {
 // that is not dumpable either; this process, freshly executed, is.
 func launcherMain() {
 	runtime.LockOSThread()
-	exe, err := os.Executable()
-	if err != nil {
-		exe = "/proc/self/exe"
-	}
 	files := []*os.File{os.NewFile(wrapperTTY, "tty"), os.NewFile(wrapperOrders, "orders"), os.NewFile(wrapperReport, "report")}
 	for _, fd := range []int{wrapperTTY, wrapperOrders, wrapperReport} {
 		unix.CloseOnExec(fd)
 	}
-	proc, err := os.StartProcess(exe, []string{wrapperArg0}, &os.ProcAttr{
+	proc, err := os.StartProcess("/proc/self/exe", []string{wrapperArg0}, &os.ProcAttr{
 		Env:   []string{wrapperMarker + "=1"},
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, files[0], files[1], files[2]},
 		Sys: &syscall.SysProcAttr{
