@@ -139,7 +139,7 @@ func (c *Containment) Close() error {
 		return nil
 	}
 	var err error
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 25; i++ {
 		if err = os.Remove(c.cgroupDir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return nil
 		}

@@ -428,3 +428,33 @@ func TestSandboxCoversAReplacedFile(t *testing.T) {
 		t.Fatalf("a hidden file was read: %q", out)
 	}
 }
+
+// TestWrapperStoppedByItsProgram: a program that stops its own wrapper
+// (SIGSTOP to its parent) does not keep its daemon alive past Close, nor
+// hang Exit.
+func TestWrapperStoppedByItsProgram(t *testing.T) {
+	for _, mech := range mechanisms(t) {
+		t.Run(mech, func(t *testing.T) {
+			c, err := containment(mech)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "pid")
+			p, err := Start(Config{Command: "sh", Args: []string{"-c", "kill -STOP $PPID; " + daemonScript(file, "echo started; wait")}, Env: os.Environ(), Contain: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			collect(p).until(t, "started")
+			pid := pidFrom(t, file)
+			p.Close()
+			done := make(chan link.ExitStatus)
+			go func() { done <- p.Exit() }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Exit did not return within 5 s of Close")
+			}
+			gone(t, pid, "after Close")
+		})
+	}
+}

@@ -428,15 +428,20 @@ func (p *PTY) Close() error {
 	killSession(p.pid)
 	if p.ctl != nil {
 		p.ctl.Close() // the wrapper kills its whole subtree, then reports
-	}
-	if p.cg != nil {
-		// The cgroup is killed once the wrapper is reaped (reap), or now
-		// if the wrapper does not end (its program stopped it).
+		// The cgroup is killed once the wrapper is reaped (reap). A
+		// wrapper that does not end (its program stopped it) is woken,
+		// the cgroup killed, and at last the wrapper itself.
 		go func() {
-			select {
-			case <-p.exited:
-			case <-time.After(wrapperGrace):
-				p.cg.kill()
+			for _, step := range []func(){
+				func() { p.cg.kill(); p.cmd.Process.Signal(syscall.SIGCONT) },
+				func() { p.cmd.Process.Kill() },
+			} {
+				select {
+				case <-p.exited:
+					return
+				case <-time.After(wrapperGrace):
+					step()
+				}
 			}
 		}()
 	}
