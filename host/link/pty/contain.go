@@ -227,7 +227,7 @@ func (c *Containment) runProbe(o orders, cgroupFD int) (int, error) {
 		cmd.Wait()
 	}()
 	defer rep.Close()
-	pid, _, err := handOver(ctl, rep, o)
+	pid, _, err := handOver(ctl, rep, cmd.Process.Pid, o)
 	return pid, err
 }
 
@@ -285,11 +285,29 @@ func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.F
 
 // handOver writes the orders and reads the wrapper's first report
 // (bounded); the reader returned holds the rest.
-func handOver(ctl, rep *os.File, o orders) (int, *bufio.Reader, error) {
+func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return 0, nil, err
 	}
+	// The program may stop its wrapper (SIGSTOP to its parent) before the
+	// wrapper has reported: wake it while waiting.
+	waiting := make(chan struct{})
+	defer close(waiting)
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-waiting:
+				return
+			case <-t.C:
+				if _, state, ok := procParent(wrapper); ok && (state == 'T' || state == 't') {
+					unix.Kill(wrapper, unix.SIGCONT)
+				}
+			}
+		}
+	}()
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
 	// The orders can be larger than a pipe holds: the wrapper reads while
@@ -380,10 +398,11 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	if cg != nil {
 		o.Cgroup = cg.dir
 	}
-	pid, rd, err := handOver(ctl, rep, o)
+	pid, rd, err := handOver(ctl, rep, cmd.Process.Pid, o)
 	if err != nil {
 		rep.Close()
 		ctl.Close()
+		killBelow(cmd.Process.Pid)
 		cmd.Process.Kill()
 		cmd.Wait()
 		master.Close()
@@ -402,6 +421,22 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
 	go p.reap()
 	return p, nil
+}
+
+// killBelow SIGKILLs every process below the wrapper, from termhost's
+// side: for a wrapper that cannot do it itself (its program stopped it),
+// before the wrapper is killed and its orphans would go to init.
+func killBelow(wrapper int) {
+	for round := 0; round < 20; round++ {
+		kids := descendantsOf(wrapper)
+		if len(kids) == 0 {
+			return
+		}
+		for _, p := range kids {
+			unix.Kill(p, unix.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // cgroup is one session's cgroup.

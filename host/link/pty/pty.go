@@ -434,7 +434,7 @@ func (p *PTY) Close() error {
 		go func() {
 			for _, step := range []func(){
 				func() { p.cg.kill(); p.cmd.Process.Signal(syscall.SIGCONT) },
-				func() { p.cmd.Process.Kill() },
+				func() { killBelow(p.cmd.Process.Pid); p.cmd.Process.Kill() },
 			} {
 				select {
 				case <-p.exited:
