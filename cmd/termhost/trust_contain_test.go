@@ -334,3 +334,30 @@ func unprivileged(t *testing.T, sandbox string) {
 		t.Fatalf("nobody's program read the credentials file:\n%s", out)
 	}
 }
+
+// TestAgentSocketWithheld: SSH_AUTH_SOCK reaches programs until a
+// credential signs through the agent (decided at each start, so a reload
+// counts).
+func TestAgentSocketWithheld(t *testing.T) {
+	dir := t.TempDir()
+	credFile := filepath.Join(dir, "credentials.json")
+	write := func(creds string) {
+		if err := os.WriteFile(credFile, []byte(`{"version":"1.0","credentials":[`+creds+`]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"id":"p","host":"127.0.0.1","port":22,"username":"u","password":"cA=="}`)
+	h := startHostEnv(t, []string{"SSH_AUTH_SOCK=/tmp/termhost-test-agent.sock"}, "--credentials", credFile,
+		"--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	if out := h.runToEnd(map[string]any{"command": "env"}); !strings.Contains(out, "SSH_AUTH_SOCK=/tmp/termhost-test-agent.sock") {
+		t.Fatalf("without an agent credential the socket should pass: %q", out)
+	}
+	n := strings.Count(h.logs.String(), "credentials reloaded")
+	write(`{"id":"a","host":"127.0.0.1","port":22,"username":"u","authType":"agent"}`)
+	if !waitFor(10*time.Second, func() bool { return strings.Count(h.logs.String(), "credentials reloaded") > n }) {
+		t.Fatal("the credentials file was not reloaded")
+	}
+	if out := h.runToEnd(map[string]any{"command": "env"}); strings.Contains(out, "SSH_AUTH_SOCK") {
+		t.Fatalf("with an agent credential programs still get SSH_AUTH_SOCK: %q", out)
+	}
+}

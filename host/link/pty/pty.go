@@ -10,6 +10,15 @@
 // stop it gracefully (SPEC PTY-3). Nothing it started outlives it: a stop or
 // close kills the child's whole session, jobs in other process groups
 // included.
+//
+// termhost starts every program under a Containment (contain.go): a
+// wrapper process (wrap.go, this executable run again) that is a child
+// subreaper, ends everything the program started, daemons included, when
+// the program or its session ends or termhost dies, and where the machine
+// allows runs it in a session cgroup (cgroup.go) and a mount namespace
+// that hides termhost's own files (SPEC TRUST-2, TRUST-3). The program is
+// still the leader of the terminal's session, so everything above holds
+// for it as without the wrapper.
 package pty
 
 import (
