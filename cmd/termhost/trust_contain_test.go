@@ -48,7 +48,7 @@ func ownEnvHas(name string) bool {
 // screen is tall enough for all of it).
 func (h *hostProc) runToEnd(args map[string]any) string {
 	h.t.Helper()
-	args["rows"] = 1000
+	args["rows"], args["cols"] = 400, 80
 	id := h.must("launch_app", args)["session_id"].(string)
 	r := h.must("wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 15000})
 	if r["reason"] != "exit" {
@@ -116,7 +116,7 @@ func TestProgramsCannotReadCredentials(t *testing.T) {
 		}
 	}
 	write(key)
-	h := startHost(t, "--credentials", credFile, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	h := startHost(t, "--credentials", credFile, "--rules", emptyRules(t, dir), "--known-hosts", filepath.Join(dir, "kh"))
 	if !waitFor(10*time.Second, func() bool { return strings.Contains(h.logs.String(), "sandbox:") }) {
 		t.Fatalf("no sandbox line in the log")
 	}
@@ -156,6 +156,17 @@ func TestProgramsCannotReadCredentials(t *testing.T) {
 	if r["reason"] != "prompt" || r["exit_code"] != 3.0 {
 		t.Fatalf("bash under the sandbox: %v\n%s", r, h.view(id))
 	}
+}
+
+// emptyRules writes an empty rules file in dir (an explicit --rules must
+// name one that exists) and returns its path.
+func emptyRules(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "rules.json")
+	if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // daemonLine starts a grandchild that leaves the session (setsid), ignores
@@ -286,7 +297,7 @@ func unprivileged(t *testing.T, sandbox string) {
 	creds := filepath.Join(home, "credentials.json")
 	os.WriteFile(creds, []byte(`{"version":"1.0","credentials":[{"id":"d","host":"127.0.0.1","port":23,"username":"u","password":"Tk9CT0RZLVNFQ1JFVA=="}]}`), 0o600)
 	os.Chown(creds, 65534, 65534)
-	cmd := exec.Command(bin, "serve", "--cache-dir", "off", "--sandbox", sandbox, "--credentials", creds, "--rules", filepath.Join(home, "rules.json"), "--known-hosts", filepath.Join(home, "kh"))
+	cmd := exec.Command(bin, "serve", "--cache-dir", "off", "--sandbox", sandbox, "--credentials", creds, "--rules", emptyRules(t, home), "--known-hosts", filepath.Join(home, "kh"))
 	cmd.Dir = home
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SSH_PASSPHRASE=nobody-pp-SECRET"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -307,7 +318,7 @@ func unprivileged(t *testing.T, sandbox string) {
 	}()
 	run := func(args ...string) string {
 		t.Helper()
-		id := mustCall(t, cs, "launch_app", map[string]any{"command": args[0], "args": args[1:], "rows": 200, "cols": 200})["session_id"].(string)
+		id := mustCall(t, cs, "launch_app", map[string]any{"command": args[0], "args": args[1:], "rows": 100, "cols": 200})["session_id"].(string)
 		r := mustCall(t, cs, "wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 60000})
 		if r["reason"] != "exit" {
 			t.Fatalf("%v: %v", args, r)
@@ -348,7 +359,7 @@ func TestAgentSocketWithheld(t *testing.T) {
 	}
 	write(`{"id":"p","host":"127.0.0.1","port":22,"username":"u","password":"cA=="}`)
 	h := startHostEnv(t, []string{"SSH_AUTH_SOCK=/tmp/termhost-test-agent.sock"}, "--credentials", credFile,
-		"--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+		"--rules", emptyRules(t, dir), "--known-hosts", filepath.Join(dir, "kh"))
 	if out := h.runToEnd(map[string]any{"command": "env"}); !strings.Contains(out, "SSH_AUTH_SOCK=/tmp/termhost-test-agent.sock") {
 		t.Fatalf("without an agent credential the socket should pass: %q", out)
 	}
