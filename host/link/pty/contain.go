@@ -301,8 +301,11 @@ func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, err
 			case <-waiting:
 				return
 			case <-t.C:
-				if _, state, ok := procParent(wrapper); ok && (state == 'T' || state == 't') {
-					unix.Kill(wrapper, unix.SIGCONT)
+				// The wrapper, or under a launcher the wrapper below it.
+				for _, pid := range append([]int{wrapper}, descendantsOf(wrapper)...) {
+					if _, state, ok := procParent(pid); ok && (state == 'T' || state == 't') && isWrapper(pid) {
+						unix.Kill(pid, unix.SIGCONT)
+					}
 				}
 			}
 		}
@@ -420,6 +423,12 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
 	go p.reap()
 	return p, nil
+}
+
+// isWrapper: pid is a wrapper (or launcher) process, by its argv[0].
+func isWrapper(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return err == nil && strings.HasPrefix(string(b), wrapperArg0+"\x00")
 }
 
 // killBelow SIGKILLs every process below the wrapper, from termhost's

@@ -114,7 +114,6 @@ func launcherMain() {
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 			GidMappingsEnableSetgroups: false,
-			Pdeathsig:                  syscall.SIGKILL,
 		},
 	})
 	if err != nil {
