@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
+	"github.com/termhost/termhost/host/link/pty"
 	"github.com/termhost/termhost/host/mcp"
 	"github.com/termhost/termhost/host/plugin"
 	"github.com/termhost/termhost/host/policy"
@@ -58,7 +60,32 @@ type Config struct {
 	UserKnownHosts  string
 	SSHLimits       sshpool.Limits
 
+	// Programs started by termhost (launch_app, start_pty, restart_app,
+	// the shells). OwnEnv names termhost's own environment variables,
+	// which programs never get (cmd/termhost keeps the one list).
+	OwnEnv []EnvVar
+	// Containment is "auto" (or ""), "cgroup" or "subreaper"; Sandbox is
+	// "auto" (or ""), "on" or "off" (see pty.ContainmentConfig).
+	Containment string
+	Sandbox     string
+	// HiddenPaths adds paths programs must not read (the HTTP token file)
+	// to termhost's own: the credentials file and the keys it names, the
+	// rules file, termhost's known_hosts and the plugin directory. Asked
+	// at every program start.
+	HiddenPaths func() []string
+	// NoPrograms: this host starts no programs (plugins list), so the
+	// containment is not probed.
+	NoPrograms bool
+
 	Logger *slog.Logger
+}
+
+// EnvVar is one of termhost's own environment variables. A Name ending in
+// "*" is a prefix. A Secret one's value may not reach a program even
+// through a tool's env argument.
+type EnvVar struct {
+	Name   string
+	Secret bool
 }
 
 // Host is a running termhost.
@@ -68,6 +95,9 @@ type Host struct {
 	MCP      *mcp.Server
 	// SSH is nil when the ssh plugin is not loaded.
 	SSH *SSH
+	// Containment is how programs are started (nil with NoPrograms):
+	// Mechanism and Sandboxed say what this machine allowed.
+	Containment *pty.Containment
 
 	stopTrim, trimDone chan struct{}
 }
@@ -149,10 +179,16 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
+	var credStore atomic.Pointer[secrets.Store] // set once the ssh plugin is known to be there
+	programs, contain, err := newPrograms(cfg, &credStore)
+	if err != nil {
+		plugins.Close()
+		return nil, err
+	}
 	sessions := session.NewRegistry(
 		session.Limits{MaxSessions: cfg.MaxSessions, IdleTimeout: cfg.IdleTimeout},
 		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait, UTF8Hold: cfg.UTF8Hold,
-			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet},
+			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet, Programs: programs},
 	)
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
 		b, err := plugins.Attach(name, kind, opts)
@@ -174,6 +210,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	var ssh *SSH
 	if plugins.Has("ssh") {
 		ssh = openSSH(cfg, sessions, attach, deps.Screen)
+		credStore.Store(ssh.Creds)
 		deps.SSH = &mcp.SSH{Pool: ssh.Pool, Creds: ssh.Creds}
 	}
 	srv, err := mcp.New(deps, mcp.Config{Tools: cfg.Tools, Logger: cfg.Logger.With("component", "mcp"),
@@ -181,10 +218,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err != nil {
 		ssh.close()
 		sessions.Close()
+		contain.Close()
 		plugins.Close()
 		return nil, err
 	}
-	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh, stopTrim: make(chan struct{}), trimDone: make(chan struct{})}
+	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh, Containment: contain,
+		stopTrim: make(chan struct{}), trimDone: make(chan struct{})}
 	go h.trimWhenQuiet()
 	return h, nil
 }
@@ -260,6 +299,7 @@ func (h *Host) Close() error {
 	}
 	h.SSH.close()
 	h.Sessions.Close()
+	h.Containment.Close()
 	return h.Plugins.Close()
 }
 

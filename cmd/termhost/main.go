@@ -30,6 +30,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/termhost/termhost/host"
 	"github.com/termhost/termhost/host/mcp"
 	"github.com/termhost/termhost/host/plugin"
@@ -259,6 +261,28 @@ func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
 
+// ownEnv is every environment variable termhost reads for itself (flag
+// fallbacks, PORT, the SSH defaults) and those the seeds name for it: the
+// one list of what programs started by termhost never inherit (SPEC
+// TRUST-2). A name ending in "*" is a prefix. A Secret one may not reach a
+// program through a tool's env argument either. A test checks that every
+// flag's fallback variable is here.
+var ownEnv = []host.EnvVar{
+	{Name: "SSH_PASSPHRASE", Secret: true},
+	{Name: "SSH_KEY_PATH"},
+	{Name: "CREDENTIALS_FILE"},
+	{Name: "RULES_FILE"},
+	{Name: "KNOWN_HOSTS_FILE"},
+	{Name: "PORT"},
+	{Name: "LOG_LEVEL"},
+	{Name: "LOG_FORMAT"},
+	{Name: "SESSION_TIMEOUT"},
+	{Name: "MAX_COMMANDS_PER_SESSION"},
+	{Name: "MCP_PROTOCOL_VERSION"},
+	{Name: "MCP_PTY_DEACTIVATE_RESOURCES"},
+	{Name: "TERMHOST_*"},
+}
+
 // softMemoryLimit is the Go heap size past which the collector runs more
 // often (debug.SetMemoryLimit); not a cap: the server never fails for it.
 const softMemoryLimit = 384 << 20
@@ -279,6 +303,8 @@ type serveOptions struct {
 	noUserKnown  bool
 	sshPerClient int
 	sshPerCred   int
+	containment  string
+	sandbox      string
 	http         httpOptions
 }
 
@@ -306,6 +332,10 @@ func (o *serveOptions) register(fs *flags) {
 	fs.BoolVar(&o.noUserKnown, "no-user-known-hosts", false, "do not read ~/.ssh/known_hosts")
 	fs.IntVar(&o.sshPerClient, "ssh-max-per-client", 5, "SSH connections one MCP session may have open")
 	fs.IntVar(&o.sshPerCred, "ssh-max-per-credential", 3, "persistent ssh_execute sessions per credential")
+	fs.StringVar(&o.containment, "containment", "auto", `how every process a program starts is ended with its session: "cgroup" (a cgroup v2 per session, ended by cgroup.kill), "subreaper" (a child-subreaper wrapper per session), or "auto" (a cgroup where one can be created)`)
+	fs.env("containment", "TERMHOST_CONTAINMENT")
+	fs.StringVar(&o.sandbox, "sandbox", "auto", `hide the credentials file, its keys and termhost's other files from programs (a mount namespace): "auto" (where the system allows; a warning otherwise), "on" (refuse to start without it), "off"`)
+	fs.env("sandbox", "TERMHOST_SANDBOX")
 	o.http.register(fs)
 }
 
@@ -345,6 +375,17 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 		return host.Config{}, usagef("ssh-max-per-client and ssh-max-per-credential must be at least 1")
 	}
 	cfg.SSHLimits.PerOwner, cfg.SSHLimits.PerCredential = o.sshPerClient, o.sshPerCred
+	switch o.containment {
+	case "auto", "cgroup", "subreaper":
+	default:
+		return host.Config{}, usagef("containment %q: expected auto, cgroup or subreaper", o.containment)
+	}
+	switch o.sandbox {
+	case "auto", "on", "off":
+	default:
+		return host.Config{}, usagef("sandbox %q: expected auto, on or off", o.sandbox)
+	}
+	cfg.Containment, cfg.Sandbox, cfg.OwnEnv = o.containment, o.sandbox, ownEnv
 	if !o.noUserKnown {
 		cfg.UserKnownHosts = secrets.UserKnownHosts()
 	}
@@ -366,6 +407,11 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		log, err := o.log.logger(stderr)
 		if err != nil {
 			return err
+		}
+		// A program of the same user cannot read termhost's environment
+		// or memory (/proc/<pid>/environ, mem, ptrace); root still can.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			log.Warn("cannot make termhost non-dumpable: programs of the same user can read its environment and memory", "reason", err.Error())
 		}
 		cfg, err := o.config(log)
 		if err != nil {
@@ -460,6 +506,7 @@ func pluginsListFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		cfg.NoPrograms = true
 		h, err := host.New(context.Background(), cfg)
 		if err != nil {
 			return err

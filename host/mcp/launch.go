@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,6 +78,9 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 		Command: command, Args: args, Env: env, Dir: cwd, Cols: cols, Rows: rows, Name: name,
 		Owner: owner(req), Screen: s.deps.Screen, ShellPlugin: s.deps.ShellPlugin, Dialect: dialect,
 	})
+	if errors.Is(err, session.ErrSecretEnv) {
+		return nil, invalid("env", "%v", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", clip(command), err)
 	}

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -33,12 +35,54 @@ type PTYOptions struct {
 	Dialect string
 }
 
+// Programs is what every PTY program starts with and inside. The zero
+// value starts programs directly with termhost's whole environment (tests
+// of this package); host fills it for termhost.
+type Programs struct {
+	// Contain starts programs under containment (nil: directly).
+	Contain *pty.Containment
+	// Environ is the environment programs start from: termhost's own
+	// without its configuration and secrets (nil: os.Environ()).
+	Environ func() []string
+	// Secrets are termhost's own secret values (by the variable that held
+	// each): the caller's env may not hand them to a program either.
+	Secrets map[string]string
+}
+
+// ErrSecretEnv: the caller's env would give a program one of termhost's
+// own secrets.
+var ErrSecretEnv = errors.New("the value is one of termhost's own secrets; programs never get them")
+
+// checkEnv refuses a caller's variable whose value holds one of
+// termhost's secrets. Only the variable's name is in the error.
+func (p Programs) checkEnv(env map[string]string) error {
+	for k, v := range env {
+		for _, secret := range p.Secrets {
+			if secret == "" {
+				continue
+			}
+			if v == secret || (len(secret) >= 4 && strings.Contains(v, secret)) {
+				return fmt.Errorf("variable %q: %w", k, ErrSecretEnv)
+			}
+		}
+	}
+	return nil
+}
+
 // OpenPTY starts a program under a PTY: the PTY is the link; shells (bash,
 // zsh) get the agent-safe environment and the shell-integration marks of
 // SPEC PTY-4, read by the shell plugin.
 func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (*Session, error) {
 	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
-	env := mergeEnv(os.Environ(), o.Env)
+	progs := r.cfg.Programs
+	if err := progs.checkEnv(o.Env); err != nil {
+		return nil, err
+	}
+	base := os.Environ
+	if progs.Environ != nil {
+		base = progs.Environ
+	}
+	env := mergeEnv(base(), o.Env)
 	overrides := make(map[string]bool, len(o.Env))
 	for k := range o.Env {
 		overrides[k] = true
@@ -72,7 +116,7 @@ func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (
 		Dial: func(context.Context) (link.Link, error) {
 			return pty.Start(pty.Config{
 				Command: prep.Command, Args: prep.Args, Dir: o.Dir, Env: prep.Env,
-				Cols: o.Cols, Rows: o.Rows,
+				Cols: o.Cols, Rows: o.Rows, Contain: progs.Contain,
 			})
 		},
 	})

@@ -10,6 +10,15 @@
 // stop it gracefully (SPEC PTY-3). Nothing it started outlives it: a stop or
 // close kills the child's whole session, jobs in other process groups
 // included.
+//
+// termhost starts every program under a Containment (contain.go): a
+// wrapper process (wrap.go, this executable run again) that is a child
+// subreaper, ends everything the program started, daemons included, when
+// the program or its session ends or termhost dies, and where the machine
+// allows runs it in a session cgroup (cgroup.go) and a mount namespace
+// that hides termhost's own files (SPEC TRUST-2, TRUST-3). The program is
+// still the leader of the terminal's session, so everything above holds
+// for it as without the wrapper.
 package pty
 
 import (
@@ -40,6 +49,9 @@ type Config struct {
 	Env     []string // the complete environment
 	Cols    int      // default 80
 	Rows    int      // default 24
+	// Contain starts the program under containment (contain.go); nil
+	// starts it directly, as a child of this process.
+	Contain *Containment
 }
 
 // PTY is a running program and the master side of its terminal.
@@ -50,6 +62,13 @@ type PTY struct {
 
 	exited chan struct{} // closed once the child is reaped
 	status link.ExitStatus
+
+	// Under containment cmd is the wrapper and pid the program it
+	// started; closing ctl tells the wrapper to kill everything below it.
+	ctl *os.File
+	cg  *cgroup // the session cgroup, or nil
+	// end is how the program ended, as the wrapper reported it.
+	end func() (link.ExitStatus, bool)
 
 	mu        sync.Mutex
 	inputDone bool      // Stop refuses further input
@@ -97,13 +116,17 @@ func Start(cfg Config) (*PTY, error) {
 	if rows <= 0 {
 		rows = 24
 	}
+	ws := &cpty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}
+	if cfg.Contain != nil {
+		return cfg.Contain.start(path, cfg, ws)
+	}
 	cmd := exec.Command(path, cfg.Args...)
 	cmd.Args[0] = cfg.Command
 	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
 	// A session of its own with the PTY as controlling terminal; SIGKILL
 	// if termhost dies (the kernel's hangup of the PTY reaches the rest).
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
-	master, err := cpty.StartWithAttrs(cmd, &cpty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}, attrs)
+	master, err := cpty.StartWithAttrs(cmd, ws, attrs)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
 	}
@@ -154,7 +177,17 @@ func (p *PTY) reap() {
 	} else if err != nil && st.Code < 0 {
 		st.Code = -1
 	}
+	if p.end != nil {
+		if end, ok := p.end(); ok {
+			st = end
+		}
+	}
 	p.status = st
+	if p.cg != nil {
+		// The wrapper killed what it could see; the cgroup holds what
+		// escaped it (a wrapper killed by its own program).
+		go p.cg.remove()
+	}
 	p.mu.Lock()
 	p.drainEnd = time.Now().Add(drainFor)
 	p.mu.Unlock()
@@ -164,8 +197,9 @@ func (p *PTY) reap() {
 }
 
 const (
-	drainFor   = 2 * time.Second
-	drainQuiet = 50 * time.Millisecond
+	wrapperGrace = time.Second
+	drainFor     = 2 * time.Second
+	drainQuiet   = 50 * time.Millisecond
 )
 
 // Pid is the child's process id (also its process group and session id).
@@ -401,6 +435,25 @@ func (p *PTY) Close() error {
 	p.mu.Unlock()
 	unix.Kill(-p.pid, syscall.SIGKILL)
 	killSession(p.pid)
+	if p.ctl != nil {
+		p.ctl.Close() // the wrapper kills its whole subtree, then reports
+		// The cgroup is killed once the wrapper is reaped (reap). A
+		// wrapper that does not end (its program stopped it) is woken,
+		// the cgroup killed, and at last the wrapper itself.
+		go func() {
+			for _, step := range []func(){
+				func() { p.cg.kill(); p.cmd.Process.Signal(syscall.SIGCONT) },
+				func() { killBelow(p.cmd.Process.Pid); p.cmd.Process.Kill() },
+			} {
+				select {
+				case <-p.exited:
+					return
+				case <-time.After(wrapperGrace):
+					step()
+				}
+			}
+		}()
+	}
 	err := p.f.Close()
 	go func() {
 		// A process that joined the session between the scan and the

@@ -29,7 +29,7 @@ var (
 
 func start(t *testing.T, cmd string, args ...string) *PTY {
 	t.Helper()
-	p, err := Start(Config{Command: cmd, Args: args, Env: append(os.Environ(), "TERM=xterm")})
+	p, err := Start(Config{Command: cmd, Args: args, Env: append(os.Environ(), "TERM=xterm"), Contain: testContainment(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

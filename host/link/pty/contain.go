@@ -1,0 +1,448 @@
+package pty
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	cpty "github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/termhost/termhost/host/link"
+)
+
+// Containment is how termhost starts programs so that nothing they start
+// outlives them and they cannot read termhost's secret files (SPEC
+// TRUST-2, TRUST-3). Every program runs under a wrapper process (wrap.go)
+// that is a child subreaper and watches a pipe from termhost; where the
+// machine allows, the wrapper and everything below it also run in a
+// cgroup v2 of their own, ended at once by cgroup.kill, and in a mount
+// namespace where the credentials file and the keys it names read empty.
+// NewContainment measures once what the machine allows.
+type Containment struct {
+	mechanism string // MechanismCgroup or MechanismSubreaper
+	cgroupWhy string // why not a cgroup (subreaper only)
+	cgroupDir string // termhost's own parent cgroup of the session cgroups
+
+	sandbox    bool
+	sandboxWhy string // why not (when !sandbox)
+	nsFlags    uintptr
+	userns     bool
+	hidden     func() []string
+
+	exe string // this executable, run again as the wrapper
+	seq atomic.Uint64
+}
+
+// The containment mechanisms.
+const (
+	MechanismCgroup    = "cgroup"
+	MechanismSubreaper = "subreaper"
+)
+
+// ContainmentConfig says what to try.
+type ContainmentConfig struct {
+	// Mechanism: "auto" (or ""): a cgroup where one can be created, else a
+	// subreaper; "cgroup": a cgroup or an error; "subreaper": never a
+	// cgroup.
+	Mechanism string
+	// Sandbox: "auto" (or ""): hide the files where the machine allows;
+	// "on": hide them or fail; "off": do not try.
+	Sandbox string
+	// Hidden lists the paths programs must not read, asked at every start
+	// (a reloaded credentials file may name other keys).
+	Hidden func() []string
+	Logger *slog.Logger
+}
+
+// NewContainment tries what cfg asks for and logs what it got. It fails
+// only when cfg insists ("cgroup", sandbox "on") on what cannot be had.
+func NewContainment(cfg ContainmentConfig) (*Containment, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// /proc/self/exe, not the path: it still runs this binary after an
+	// upgrade replaced or removed the file.
+	c := &Containment{hidden: cfg.Hidden, exe: "/proc/self/exe"}
+	if c.hidden == nil {
+		c.hidden = func() []string { return nil }
+	}
+	switch cfg.Sandbox {
+	case "", "auto", "on":
+		if err := c.probeSandbox(); err != nil {
+			if cfg.Sandbox == "on" {
+				return nil, fmt.Errorf("sandbox on: the credentials file and keys cannot be hidden from programs: %w", err)
+			}
+			c.sandboxWhy = err.Error()
+		}
+	case "off":
+		c.sandboxWhy = "turned off (--sandbox=off)"
+	default:
+		return nil, fmt.Errorf("sandbox %q: expected auto, on or off", cfg.Sandbox)
+	}
+	switch cfg.Mechanism {
+	case "", "auto", MechanismCgroup:
+		if err := c.probeCgroup(); err != nil {
+			if cfg.Mechanism == MechanismCgroup {
+				return nil, fmt.Errorf("containment cgroup: %w", err)
+			}
+			c.mechanism, c.cgroupWhy = MechanismSubreaper, err.Error()
+		} else {
+			c.mechanism = MechanismCgroup
+		}
+	case MechanismSubreaper:
+		c.mechanism, c.cgroupWhy = MechanismSubreaper, "subreaper asked for (--containment=subreaper)"
+	default:
+		return nil, fmt.Errorf("containment %q: expected auto, cgroup or subreaper", cfg.Mechanism)
+	}
+	if c.sandbox {
+		how := "mount namespace"
+		if c.userns {
+			how = "mount namespace in a user namespace: setuid programs such as sudo do not gain privileges in them; --sandbox=off if you need that"
+		}
+		log.Info("sandbox: credentials file and keys hidden from programs (" + how + ")")
+	} else {
+		log.Warn("sandbox: the credentials file and keys cannot be hidden from programs started by termhost; they can read what your user can read", "reason", c.sandboxWhy)
+	}
+	if c.mechanism == MechanismCgroup {
+		log.Info("containment: each program and everything it starts run in a cgroup of their own, ended by cgroup.kill", "cgroup", c.cgroupDir)
+	} else {
+		log.Info("containment: each program runs under a child subreaper that ends everything it started (no cgroup)", "reason", c.cgroupWhy)
+	}
+	return c, nil
+}
+
+// Mechanism is MechanismCgroup or MechanismSubreaper.
+func (c *Containment) Mechanism() string { return c.mechanism }
+
+// Sandboxed reports whether programs run without access to the hidden
+// paths, and if not, why.
+func (c *Containment) Sandboxed() (bool, string) { return c.sandbox, c.sandboxWhy }
+
+// Close removes termhost's parent cgroup (once the session cgroups are
+// gone).
+func (c *Containment) Close() error {
+	if c == nil || c.cgroupDir == "" {
+		return nil
+	}
+	var err error
+	for i := 0; i < 25; i++ {
+		if err = os.Remove(c.cgroupDir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
+}
+
+// probeSandbox starts the wrapper once in a new mount namespace (and a
+// user namespace when not root) and checks that a file it hides reads
+// empty.
+func (c *Containment) probeSandbox() error {
+	c.nsFlags = syscall.CLONE_NEWNS
+	if os.Geteuid() != 0 {
+		c.nsFlags |= syscall.CLONE_NEWUSER
+		c.userns = true
+	}
+	f, err := os.CreateTemp("", "termhost-sandbox-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	f.WriteString("visible")
+	f.Close()
+	c.sandbox = true // for the probe's start
+	_, err = c.runProbe(orders{Probe: true, Hide: []string{f.Name()}}, -1)
+	if err != nil {
+		c.sandbox, c.nsFlags, c.userns = false, 0, false
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("the kernel refused a new mount namespace (%v): unprivileged user namespaces are off (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or an AppArmor restriction) or a seccomp profile forbids them", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// probeCgroup finds the cgroup v2 hierarchy and termhost's place in it,
+// creates termhost's parent cgroup there and starts the wrapper once in a
+// session cgroup below it.
+func (c *Containment) probeCgroup() error {
+	mount, err := cgroup2Mount()
+	if err != nil {
+		return err
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return err
+	}
+	base := filepath.Join(mount, own)
+	if _, err := os.Stat(filepath.Join(base, "cgroup.kill")); err != nil && own != "/" {
+		return errors.New("no cgroup.kill (Linux 5.14 or later is needed)")
+	}
+	removeStale(base)
+	dir := filepath.Join(base, "termhost-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("cannot create a cgroup under termhost's own (%s): %w", base, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		os.Remove(dir)
+		return errors.New("no cgroup.kill (Linux 5.14 or later is needed)")
+	}
+	c.cgroupDir = dir
+	cg, err := c.newCgroup()
+	if err == nil {
+		_, err = c.runProbe(orders{Probe: true}, cg.fd)
+		cg.close()
+	}
+	if err != nil {
+		c.cgroupDir = ""
+		os.Remove(dir)
+		return fmt.Errorf("cannot start a process in a new cgroup: %w", err)
+	}
+	return nil
+}
+
+// runProbe starts the wrapper with o and waits for its report.
+func (c *Containment) runProbe(o orders, cgroupFD int) (int, error) {
+	cmd, ctl, rep, err := c.startWrapper(nil, cgroupFD)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		ctl.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	defer rep.Close()
+	pid, _, err := handOver(ctl, rep, cmd.Process.Pid, o)
+	return pid, err
+}
+
+// startWrapper starts the wrapper process with the PTY's terminal side
+// (nil: /dev/null) on fd 3 and the two pipes on 4 and 5; it returns the
+// orders pipe (termhost's end) and the report pipe.
+func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.File, *os.File, error) {
+	if tty == nil {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		defer null.Close()
+		tty = null
+	}
+	ordersR, ordersW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		ordersR.Close()
+		ordersW.Close()
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(c.exe)
+	cmd.Args = []string{wrapperArg0}
+	cmd.Env = []string{wrapperMarker + "=1"}
+	cmd.Stderr = os.Stderr // a crash of the wrapper is worth seeing in termhost's log
+	cmd.ExtraFiles = []*os.File{tty, ordersR, reportW}
+	// A session of its own: a ^C at termhost's terminal does not reach it.
+	attr := &syscall.SysProcAttr{Setsid: true}
+	if c.sandbox {
+		if c.userns {
+			// A launcher makes the namespaces (wrap.go, launcherMain).
+			cmd.Env = []string{wrapperMarker + "=userns"}
+		} else {
+			attr.Cloneflags = c.nsFlags
+		}
+	}
+	if cgroupFD >= 0 {
+		attr.UseCgroupFD, attr.CgroupFD = true, cgroupFD
+	}
+	cmd.SysProcAttr = attr
+	err = cmd.Start()
+	ordersR.Close()
+	reportW.Close()
+	if err != nil {
+		ordersW.Close()
+		reportR.Close()
+		return nil, nil, nil, err
+	}
+	return cmd, ordersW, reportR, nil
+}
+
+// handOver writes the orders and reads the wrapper's first report
+// (bounded); the reader returned holds the rest.
+func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, error) {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return 0, nil, err
+	}
+	// The program may stop its wrapper (SIGSTOP to its parent) before the
+	// wrapper has reported: wake it while waiting.
+	waiting := make(chan struct{})
+	defer close(waiting)
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-waiting:
+				return
+			case <-t.C:
+				// The wrapper, or under a launcher the wrapper below it.
+				for _, pid := range append([]int{wrapper}, descendantsOf(wrapper)...) {
+					if _, state, ok := procParent(pid); ok && (state == 'T' || state == 't') && isWrapper(pid) {
+						unix.Kill(pid, unix.SIGCONT)
+					}
+				}
+			}
+		}
+	}()
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+	// The orders can be larger than a pipe holds: the wrapper reads while
+	// this writes.
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := ctl.Write(append(n[:], b...))
+		wrote <- err
+	}()
+	rep.SetReadDeadline(time.Now().Add(10 * time.Second))
+	rd := bufio.NewReader(rep)
+	line, err := rd.ReadBytes('\n')
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, nil, errors.New("the program's wrapper did not answer within 10 s")
+		}
+		if werr := <-wrote; werr != nil {
+			return 0, nil, fmt.Errorf("the program's wrapper ended before taking its orders: %w", werr)
+		}
+		return 0, nil, errors.New("the program's wrapper ended without a word (see termhost's log)")
+	}
+	rep.SetReadDeadline(time.Time{})
+	var r report
+	if err := json.Unmarshal(line, &r); err != nil {
+		return 0, nil, fmt.Errorf("the program's wrapper said %q", strings.TrimSpace(string(line)))
+	}
+	if r.Err != "" {
+		return 0, nil, errors.New(r.Err)
+	}
+	return r.Pid, rd, nil
+}
+
+// programEnd reads how the program ended from the wrapper's report, once
+// the wrapper has been reaped (so the pipe holds all it will ever hold).
+func programEnd(rd *bufio.Reader, rep *os.File) (link.ExitStatus, bool) {
+	defer rep.Close()
+	rep.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	line, err := rd.ReadBytes('\n')
+	var r report
+	if err != nil || json.Unmarshal(line, &r) != nil || !r.Ended {
+		return link.ExitStatus{}, false
+	}
+	if r.Signal > 0 {
+		return link.ExitStatus{Code: -1, Signal: unix.SignalName(syscall.Signal(r.Signal))}, true
+	}
+	return link.ExitStatus{Code: r.Code}, true
+}
+
+// start starts a program under the wrapper (pty.go's Start with
+// containment).
+func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, error) {
+	master, tty, err := cpty.Open()
+	if err != nil {
+		return nil, fmt.Errorf("open a PTY: %w", err)
+	}
+	if err := cpty.Setsize(master, ws); err != nil {
+		master.Close()
+		tty.Close()
+		return nil, fmt.Errorf("PTY window size: %w", err)
+	}
+	var cg *cgroup
+	fd := -1
+	if c.mechanism == MechanismCgroup {
+		if cg, err = c.newCgroup(); err != nil {
+			master.Close()
+			tty.Close()
+			return nil, fmt.Errorf("session cgroup: %w", err)
+		}
+		fd = cg.fd
+	}
+	cmd, ctl, rep, err := c.startWrapper(tty, fd)
+	tty.Close()
+	if cg != nil {
+		cg.closeFD()
+	}
+	if err != nil {
+		master.Close()
+		cg.remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+	}
+	o := orders{Path: path, Argv: append([]string{cfg.Command}, cfg.Args...), Dir: cfg.Dir, Env: cfg.Env}
+	if c.sandbox {
+		o.Hide = c.hidden()
+		if c.userns {
+			o.AsUser = &[2]int{os.Getuid(), os.Getgid()}
+		}
+	}
+	if cg != nil {
+		o.Cgroup = cg.dir
+	}
+	pid, rd, err := handOver(ctl, rep, cmd.Process.Pid, o)
+	if err != nil {
+		rep.Close()
+		ctl.Close()
+		killBelow(cmd.Process.Pid)
+		cmd.Process.Kill()
+		cmd.Wait()
+		master.Close()
+		cg.remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+	}
+	f, err := pollable(master)
+	if err != nil {
+		rep.Close()
+		ctl.Close()
+		cmd.Wait()
+		cg.remove()
+		return nil, err
+	}
+	p := &PTY{f: f, cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
+		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
+	go p.reap()
+	return p, nil
+}
+
+// isWrapper: pid is a wrapper (or launcher) process, by its argv[0].
+func isWrapper(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return err == nil && strings.HasPrefix(string(b), wrapperArg0+"\x00")
+}
+
+// killBelow SIGKILLs every process below the wrapper, from termhost's
+// side: for a wrapper that cannot do it itself (its program stopped it),
+// before the wrapper is killed and its orphans would go to init.
+func killBelow(wrapper int) {
+	for round := 0; round < 20; round++ {
+		kids := descendantsOf(wrapper)
+		if len(kids) == 0 {
+			return
+		}
+		for _, p := range kids {
+			unix.Kill(p, unix.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,434 @@
+package pty
+
+// The wrapper: the process between termhost and every program it starts
+// under containment (see contain.go). termhost runs its own executable
+// again (/proc/self/exe, as docker's reexec does) with a marker in argv[0]
+// and the environment; this package's init sees the marker and runs
+// wrapperMain instead of the program's main, so it works from any binary
+// that links this package, test binaries included.
+//
+// The wrapper, in order: reads its orders from termhost (fd 4), hides the
+// files it is told to hide (it was started in a new mount namespace),
+// becomes a child subreaper, starts the program as the leader of a new
+// session with the PTY (fd 3) as its controlling terminal, reports the
+// program's pid (fd 5), then reaps every child. When the program exits it
+// kills whatever the program left behind and exits with the program's
+// exact status (the same code, or dies of the same signal). When termhost
+// closes fd 4 (it is stopping the session, or it died, even by SIGKILL)
+// it kills the whole subtree, through cgroup.kill when it was started in
+// a session cgroup.
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	wrapperArg0   = "termhost-pty-wrapper"
+	wrapperMarker = "_TERMHOST_PTY_WRAPPER"
+
+	wrapperTTY    = 3 // the PTY's terminal side
+	wrapperOrders = 4 // from termhost: the orders, then EOF means "kill everything"
+	wrapperReport = 5 // to termhost: one line, the program's pid or why it did not start
+)
+
+// orders is what termhost tells the wrapper.
+type orders struct {
+	Path string   `json:"path"` // the program, resolved
+	Argv []string `json:"argv"`
+	Dir  string   `json:"dir,omitempty"`
+	Env  []string `json:"env"`
+	// Hide are paths the program must not read: a file is covered by
+	// /dev/null, a directory by an empty read-only tmpfs. Set only when
+	// the wrapper runs in a mount namespace of its own.
+	Hide []string `json:"hide,omitempty"`
+	// Cgroup is the session cgroup's directory ("" when none): on EOF of
+	// the orders pipe the wrapper writes cgroup.kill there.
+	Cgroup string `json:"cgroup,omitempty"`
+	// AsUser is set when the wrapper runs as root of a user namespace of
+	// its own (termhost is not root): the program then runs in a nested
+	// one, as the user's own uid and gid again, without capabilities.
+	AsUser *[2]int `json:"asUser,omitempty"`
+	// Probe: set up, check that Hide[0] reads empty, report and exit.
+	Probe bool `json:"probe,omitempty"`
+}
+
+// report is the wrapper's answer: first the program's pid (or why it did
+// not start), then, once the program has ended, how it ended (the
+// wrapper's own end may come from a cgroup.kill before it can exit like
+// the program).
+type report struct {
+	Pid    int    `json:"pid,omitempty"`
+	Err    string `json:"err,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
+	Code   int    `json:"code,omitempty"`
+	Signal int    `json:"signal,omitempty"`
+}
+
+func init() {
+	if len(os.Args) > 0 && os.Args[0] == wrapperArg0 {
+		switch os.Getenv(wrapperMarker) {
+		case "1":
+			os.Unsetenv(wrapperMarker)
+			wrapperMain()
+		case "userns":
+			os.Unsetenv(wrapperMarker)
+			launcherMain()
+		}
+	}
+}
+
+// launcherMain starts the wrapper in a new user and mount namespace, with
+// fds 3-5 passed on, and ends the way it ends. termhost cannot do that
+// itself: it is not dumpable, so it may not write the uid_map of a child
+// that is not dumpable either; this process, freshly executed, is.
+func launcherMain() {
+	runtime.LockOSThread()
+	files := []*os.File{os.NewFile(wrapperTTY, "tty"), os.NewFile(wrapperOrders, "orders"), os.NewFile(wrapperReport, "report")}
+	for _, fd := range []int{wrapperTTY, wrapperOrders, wrapperReport} {
+		unix.CloseOnExec(fd)
+	}
+	proc, err := os.StartProcess("/proc/self/exe", []string{wrapperArg0}, &os.ProcAttr{
+		Env:   []string{wrapperMarker + "=1"},
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, files[0], files[1], files[2]},
+		Sys: &syscall.SysProcAttr{
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			// Root inside, so that the wrapper keeps the capabilities to
+			// mount after its exec; it starts the program in a nested
+			// user namespace as the user again (orders.AsUser).
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+		},
+	})
+	if err != nil {
+		b, _ := json.Marshal(report{Err: fmt.Sprintf("start in a user namespace: %v", err)})
+		files[2].Write(append(b, '\n'))
+		os.Exit(125)
+	}
+	for _, f := range files {
+		f.Close()
+	}
+	st, err := proc.Wait()
+	if err != nil {
+		os.Exit(125)
+	}
+	exitLike(unix.WaitStatus(st.Sys().(syscall.WaitStatus)))
+}
+
+// wrapperMain never returns.
+func wrapperMain() {
+	// The program's parent-death signal is tied to the thread that
+	// started it: keep that thread.
+	runtime.LockOSThread()
+	for _, fd := range []int{wrapperTTY, wrapperOrders, wrapperReport} {
+		unix.CloseOnExec(fd)
+	}
+	rep := os.NewFile(wrapperReport, "report")
+	fail := func(format string, args ...any) {
+		b, _ := json.Marshal(report{Err: fmt.Sprintf(format, args...)})
+		rep.Write(append(b, '\n'))
+		os.Exit(125)
+	}
+	ordersPipe := os.NewFile(wrapperOrders, "orders")
+	in := bufio.NewReader(ordersPipe)
+	var o orders
+	var n uint32
+	if err := binary.Read(in, binary.BigEndian, &n); err != nil || n > 64<<20 {
+		fail("wrapper: no orders from termhost")
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(in, buf); err != nil {
+		fail("wrapper: orders cut short: %v", err)
+	}
+	if err := json.Unmarshal(buf, &o); err != nil {
+		fail("wrapper: orders: %v", err)
+	}
+	if err := hide(o.Hide); err != nil {
+		fail("%v", err)
+	}
+	if o.Probe {
+		if len(o.Hide) > 0 {
+			b, err := os.ReadFile(o.Hide[0])
+			if err != nil || len(b) != 0 {
+				fail("a hidden file could still be read (%d bytes, %v)", len(b), err)
+			}
+		}
+		b, _ := json.Marshal(report{Pid: os.Getpid()})
+		rep.Write(append(b, '\n'))
+		os.Exit(0)
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fail("wrapper: cannot become a child subreaper: %v", err)
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	tty := os.NewFile(wrapperTTY, "tty")
+	attr := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if u := o.AsUser; u != nil {
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: u[0], HostID: 0, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: u[1], HostID: 0, Size: 1}}
+	}
+	proc, err := os.StartProcess(o.Path, o.Argv, &os.ProcAttr{
+		Dir: o.Dir, Env: o.Env, Files: []*os.File{tty, tty, tty}, Sys: attr,
+	})
+	if err != nil {
+		fail("%v", err)
+	}
+	tty.Close() // the terminal ends when the program's side of it does
+	keepCovered(o.Hide)
+	b, _ := json.Marshal(report{Pid: proc.Pid})
+	rep.Write(append(b, '\n'))
+
+	stop := make(chan struct{})
+	go func() {
+		// Anything but more orders (there are none) is the order to stop:
+		// termhost closed the pipe, or it died.
+		io.Copy(io.Discard, in)
+		close(stop)
+	}()
+	r := &reaper{pid: proc.Pid}
+	for !r.done {
+		// Told to stop (or termhost is gone): the tree goes first, then
+		// the program's status is reported; cgroup.kill (which ends the
+		// wrapper too) comes last, below.
+		select {
+		case sig := <-sigs:
+			if sig != syscall.SIGCHLD {
+				killTree(r)
+			}
+		case <-stop:
+			killTree(r)
+			stop = nil
+		}
+		r.reap()
+	}
+	end := report{Ended: true, Code: r.status.ExitStatus()}
+	if r.status.Signaled() {
+		end = report{Ended: true, Code: -1, Signal: int(r.status.Signal())}
+	}
+	b, _ = json.Marshal(end)
+	rep.Write(append(b, '\n'))
+	rep.Close()
+	// The program is gone: so is everything it left behind, and whatever
+	// escaped the tree but not the cgroup.
+	killTree(r)
+	if o.Cgroup != "" {
+		os.WriteFile(o.Cgroup+"/cgroup.kill", []byte("1"), 0)
+	}
+	exitLike(r.status)
+}
+
+// reaper collects every child that ends, and keeps the program's status.
+type reaper struct {
+	pid    int
+	status unix.WaitStatus
+	done   bool // the program was reaped
+}
+
+func (r *reaper) reap() {
+	for {
+		var ws unix.WaitStatus
+		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if p <= 0 || err != nil {
+			return
+		}
+		if p == r.pid && (ws.Exited() || ws.Signaled()) {
+			r.status, r.done = ws, true
+		}
+	}
+}
+
+// killTree SIGKILLs every descendant of the wrapper until none is left
+// (bounded): as a child subreaper, whatever a program double-forked is
+// still below it.
+func killTree(r *reaper) {
+	self := os.Getpid()
+	for round := 0; round < 50; round++ {
+		kids := descendantsOf(self)
+		if len(kids) == 0 {
+			return
+		}
+		for _, p := range kids {
+			unix.Kill(p, unix.SIGKILL)
+		}
+		time.Sleep(time.Millisecond)
+		r.reap()
+	}
+}
+
+// descendantsOf lists every live process below pid, from /proc.
+func descendantsOf(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	parent := make(map[int]int, len(ents))
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp, state, ok := procParent(p); ok && state != 'Z' {
+			parent[p] = pp
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q, hops := parent[p], 0; q > 1 && hops < 4096; q, hops = parent[q], hops+1 {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// procParent reads the parent pid and state of pid.
+func procParent(pid int) (ppid int, state byte, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0, 0, false
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, f[0][0], err == nil
+}
+
+// exitLike ends the wrapper the way the program ended: the same exit
+// code, or death by the same signal (so termhost reports exit_signal
+// right). The signal is raised with its default action set by a raw
+// rt_sigaction, past the Go runtime, which would otherwise catch or ignore
+// some (SIGSEGV sent by kill, SIGPIPE).
+func exitLike(ws unix.WaitStatus) {
+	if !ws.Signaled() {
+		os.Exit(ws.ExitStatus())
+	}
+	sig := ws.Signal()
+	signal.Reset(sig)
+	var dfl [4]uint64 // struct sigaction, all zero: SIG_DFL, no flags, empty mask
+	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	var set unix.Sigset_t
+	set.Val[(int(sig)-1)/64] = 1 << ((uint(sig) - 1) % 64)
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_UNBLOCK, uintptr(unsafe.Pointer(&set)), 0, 8, 0, 0)
+	unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
+	time.Sleep(100 * time.Millisecond)
+	os.Exit(128 + int(sig)) // a signal that does not end a process
+}
+
+// hide covers each path: a file by /dev/null, a directory by an empty
+// read-only tmpfs. Mounts are made private first so none of this reaches
+// the namespace termhost runs in. A path that does not exist is skipped
+// (there is nothing to read); any other failure is returned, and the
+// program is not started.
+func hide(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("sandbox: make mounts private: %w", err)
+	}
+	for _, p := range paths {
+		if err := cover(p); err != nil {
+			return fmt.Errorf("sandbox: hide %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// cover hides p unless it is hidden already (or does not exist).
+func cover(p string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return nil
+	}
+	if covered(p, &st) {
+		return nil
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+	}
+	return unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+}
+
+// covered: p is /dev/null, or an empty read-only tmpfs.
+func covered(p string, st *unix.Stat_t) bool {
+	if st.Mode&unix.S_IFMT == unix.S_IFCHR {
+		var null unix.Stat_t
+		return unix.Stat("/dev/null", &null) == nil && null.Rdev == st.Rdev
+	}
+	var fs unix.Statfs_t
+	if unix.Statfs(p, &fs) != nil || fs.Type != unix.TMPFS_MAGIC || fs.Flags&unix.ST_RDONLY == 0 {
+		return false
+	}
+	ents, err := os.ReadDir(p)
+	return err == nil && len(ents) == 0
+}
+
+// keepCovered puts the covers back when a hidden path changes under them:
+// a file replaced by rename outside (an editor saving credentials.json)
+// is a new dentry, and the kernel drops the mounts on the old one in every
+// namespace. Directories holding hidden paths are watched (inotify), and
+// checked every second besides; between the rename and the new cover a
+// program that reads at that very moment sees the new file.
+func keepCovered(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err == nil {
+		seen := map[string]bool{}
+		for _, p := range paths {
+			if d := filepath.Dir(p); !seen[d] {
+				seen[d] = true
+				unix.InotifyAddWatch(fd, d, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+			}
+		}
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				if n, err := unix.Read(fd, buf); n <= 0 && !errors.Is(err, unix.EINTR) {
+					return
+				}
+				for _, p := range paths {
+					cover(p)
+				}
+			}
+		}()
+	}
+	go func() {
+		for range time.Tick(time.Second) {
+			for _, p := range paths {
+				cover(p)
+			}
+		}
+	}()
+}

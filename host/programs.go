@@ -1,0 +1,135 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/termhost/termhost/host/link/pty"
+	"github.com/termhost/termhost/host/secrets"
+	"github.com/termhost/termhost/host/session"
+)
+
+// newPrograms decides what programs started by termhost get (SPEC TRUST-2,
+// TRUST-3): termhost's environment without its own variables, a wrapper
+// that ends everything they start, and, where the machine allows, no
+// access to termhost's own files. creds is the credentials store once
+// there is one (its keys are hidden from programs started after a reload
+// too).
+func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store]) (session.Programs, *pty.Containment, error) {
+	env, agentSock := programEnv(os.Environ(), cfg.OwnEnv)
+	secretVals := map[string]string{}
+	for _, v := range cfg.OwnEnv {
+		if val := os.Getenv(v.Name); v.Secret && val != "" {
+			secretVals[v.Name] = val
+		}
+	}
+	progs := session.Programs{
+		Environ: func() []string {
+			// SSH_AUTH_SOCK goes too while a credential signs through the
+			// agent: a program told where the agent is could sign as that
+			// credential (it can still look for the socket itself: see
+			// docs/RATIONALE.md).
+			if agentSock != "" && !agentInUse(creds.Load()) {
+				return append(env[:len(env):len(env)], agentSock)
+			}
+			return env
+		},
+		Secrets: secretVals,
+	}
+	if cfg.NoPrograms {
+		return progs, nil, nil
+	}
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	credFile, rulesFile, known := cfg.CredentialsFile, cfg.RulesFile, cfg.KnownHostsFile
+	if credFile == "" {
+		credFile = "credentials.json"
+	}
+	if rulesFile == "" {
+		rulesFile = "rules.json"
+	}
+	if known == "" {
+		known = secrets.DefaultKnownHosts()
+	}
+	own := []string{abs(credFile), abs(rulesFile), abs(known), abs(cfg.PluginDir), abs(os.Getenv("SSH_KEY_PATH"))}
+	hidden := func() []string {
+		out := make([]string, 0, len(own)+8)
+		for _, p := range own {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+		if s := creds.Load(); s != nil {
+			for _, in := range s.List() {
+				if c, err := s.Get(in.ID); err == nil && c.PrivateKeyPath != "" {
+					out = append(out, abs(c.PrivateKeyPath))
+				}
+			}
+		}
+		if cfg.HiddenPaths != nil {
+			for _, p := range cfg.HiddenPaths() {
+				if p != "" {
+					out = append(out, abs(p))
+				}
+			}
+		}
+		return out
+	}
+	contain, err := pty.NewContainment(pty.ContainmentConfig{
+		Mechanism: cfg.Containment, Sandbox: cfg.Sandbox, Hidden: hidden,
+		Logger: cfg.Logger.With("component", "pty"),
+	})
+	if err != nil {
+		return progs, nil, err
+	}
+	progs.Contain = contain
+	return progs, contain, nil
+}
+
+// programEnv is environ without termhost's own variables (a name ending
+// in "*" is a prefix), sorted as given; SSH_AUTH_SOCK is held apart
+// (returned as its NAME=value) for Environ to decide on at each start.
+func programEnv(environ []string, own []EnvVar) (env []string, agentSock string) {
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "SSH_AUTH_SOCK" {
+			agentSock = kv
+			continue
+		}
+		if !isOwn(name, own) {
+			env = append(env, kv)
+		}
+	}
+	return env, agentSock
+}
+
+func isOwn(name string, own []EnvVar) bool {
+	for _, v := range own {
+		if p, ok := strings.CutSuffix(v.Name, "*"); ok && strings.HasPrefix(name, p) || name == v.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// agentInUse: a loaded credential signs through the ssh-agent.
+func agentInUse(s *secrets.Store) bool {
+	if s == nil {
+		return false
+	}
+	for _, in := range s.List() {
+		if in.AuthType == "agent" {
+			return true
+		}
+	}
+	return false
+}
