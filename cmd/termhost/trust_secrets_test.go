@@ -66,7 +66,7 @@ func startTrustHost(t *testing.T, creds ...trustCred) *hostProc {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return startHost(t, "--credentials", path, "--rules", filepath.Join(dir, "rules.json"), "--known-hosts", filepath.Join(dir, "kh"))
+	return startHost(t, "--credentials", path, "--rules", emptyRules(t, dir), "--known-hosts", filepath.Join(dir, "kh"))
 }
 
 // fakePeer is a TCP service on 127.0.0.1 that plays a login dialogue (or
