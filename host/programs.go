@@ -60,7 +60,21 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store]) (session.Prog
 	if known == "" {
 		known = secrets.DefaultKnownHosts()
 	}
-	own := []string{abs(credFile), abs(rulesFile), abs(known), abs(cfg.PluginDir), abs(os.Getenv("SSH_KEY_PATH"))}
+	// The compiled-plugin cache is hidden too: its files are the native
+	// code trusted plugins run, checked by wazero with a CRC, not a
+	// signature, so a program that could write them could change what a
+	// first-party plugin does.
+	cache := ""
+	switch cfg.CacheDir {
+	case "off":
+	case "":
+		if base, err := os.UserCacheDir(); err == nil {
+			cache = filepath.Join(base, "termhost")
+		}
+	default:
+		cache = abs(cfg.CacheDir)
+	}
+	own := []string{abs(credFile), abs(rulesFile), abs(known), abs(cfg.PluginDir), abs(os.Getenv("SSH_KEY_PATH")), cache}
 	hidden := func() []string {
 		out := make([]string, 0, len(own)+8)
 		for _, p := range own {

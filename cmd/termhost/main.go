@@ -431,6 +431,9 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 			if token, tokenFile, reused, err = o.http.auth(); err != nil {
 				return err
 			}
+			if tokenFile != "" { // programs never read the token (SPEC TRUST-5)
+				cfg.HiddenPaths = func() []string { return []string{tokenFile} }
+			}
 			if ln, err = o.http.listen(ctx); err != nil {
 				return err
 			}

@@ -143,6 +143,13 @@ func TestProgramsCannotReadCredentials(t *testing.T) {
 	if out := h.runToEnd(map[string]any{"command": "cat", "args": []string{key2}}); strings.Contains(out, "KEY-MATERIAL") {
 		t.Fatalf("the reloaded credential's key was readable: %q", out)
 	}
+	// Nor the compiled-plugin cache: its files are the code trusted
+	// plugins run.
+	if entries, _ := os.ReadDir(cacheDir()); len(entries) > 0 {
+		if out := h.runToEnd(map[string]any{"command": "ls", "args": []string{"-A", cacheDir()}}); strings.TrimSpace(out) != "" {
+			t.Fatalf("a program lists the plugin cache: %q", out)
+		}
+	}
 	// The files are intact for termhost, and a shell works with its
 	// integration (a prompt wait sees the exit code).
 	if b, _ := os.ReadFile(key); string(b) != "KEY-MATERIAL-1" {
