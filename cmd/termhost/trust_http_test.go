@@ -445,3 +445,27 @@ func readText(t *testing.T, cs *sdk.ClientSession, uri string) string {
 	}
 	return res.Contents[0].Text
 }
+
+// TestHTTPTokenHiddenFromPrograms: a program the agent launches cannot
+// read the token file (with it, it could act as any stateless client of
+// this server).
+func TestHTTPTokenHiddenFromPrograms(t *testing.T) {
+	srv := startHTTP(t)
+	a := connectEra(t, srv, eraLegacy, nil)
+	token, err := os.ReadFile(srv.tokenFile)
+	if err != nil || len(strings.TrimSpace(string(token))) < 22 {
+		t.Fatalf("token file: %q %v", token, err)
+	}
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(srv.logs.String(), "sandbox:") }) {
+		t.Fatal("no sandbox line in the log")
+	}
+	if strings.Contains(srv.logs.String(), `level=WARN msg="sandbox:`) {
+		t.Skipf("no sandbox on this machine")
+	}
+	id := mustCall(t, a, "launch_app", map[string]any{"command": "cat", "args": []string{srv.tokenFile}})["session_id"].(string)
+	mustCall(t, a, "wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 10000})
+	out := screenOf(t, mustCall(t, a, "view_screen", map[string]any{"session_id": id}))
+	if strings.Contains(out, strings.TrimSpace(string(token))) {
+		t.Fatalf("a program read the token: %q", out)
+	}
+}
