@@ -88,6 +88,10 @@ bench: build
 	$(GO) test -run '^$$' -bench 'BenchmarkSSHShellCat|BenchmarkSSHConnections' -benchtime 1x -timeout 30m ./cmd/termhost/
 	@echo "device dialects: run_command beside Netmiko (python3-netmiko) and scrapligo (internal/peerbench/scrapli) on the simulated router and a real FRR zebra:"
 	$(GO) test -run '^$$' -bench 'BenchmarkRunCommand(Peers|FRR)$$' -benchtime 50x ./cmd/termhost/
+	@echo "what the trust work costs: a launch under each containment, a line checked against rules.json, staging a chunk with secrets to mask:"
+	$(GO) test -run '^$$' -bench 'LaunchContainment' -benchtime 50x -count 2 ./host/link/pty/
+	$(GO) test -run '^$$' -bench 'BenchmarkCheck' -benchmem -benchtime 3000x ./host/policy/
+	$(GO) test -run '^$$' -bench 'BenchmarkStage' -benchmem -benchtime $(BENCHTIME) ./host/session/
 
 demo:
 	$(GO) run ./cmd/termhost demo

@@ -2,6 +2,8 @@
 // Every step's outcome goes into one JSON object printed on stdout; the Go
 // test (cmd/termhost/http_test.go) checks it.
 
+import { readFileSync } from 'node:fs';
+
 export function text(result) {
   return JSON.parse(result.content.map((c) => c.text ?? '').join(''));
 }
@@ -75,6 +77,10 @@ export async function stdioSteps(client, subscribe, updated, out, proc, pidFile)
   const sh = `echo $$ > '${pidFile}'; exec sleep 600`;
   const left = text(await client.callTool({ name: 'launch_app', arguments: { command: 'sh', args: ['-c', sh] } }));
   out.lingering = left.session_id;
+  // The program is running once it wrote its pid: closing before that
+  // would stop it before the test can know which process to look for.
+  const written = () => { try { return readFileSync(pidFile, 'utf8').trim() !== ''; } catch { return false; } };
+  await waitFor('the lingering program to write its pid', 10000, written);
   // The client escalates with proc.kill when the server has not exited
   // 2 s after its stdin closed: record whether it had to.
   out.signalsSent = [];
