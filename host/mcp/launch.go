@@ -78,8 +78,13 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 		Command: command, Args: args, Env: env, Dir: cwd, Cols: cols, Rows: rows, Name: name,
 		Owner: owner(req), Screen: s.deps.Screen, ShellPlugin: s.deps.ShellPlugin, Dialect: dialect,
 	})
-	if errors.Is(err, session.ErrSecretEnv) {
+	switch {
+	case errors.Is(err, session.ErrSecretEnv):
 		return nil, invalid("env", "%v", err)
+	case errors.Is(err, session.ErrNoProgram):
+		return nil, invalid(cmdField, "%v", err)
+	case errors.Is(err, session.ErrBadDir):
+		return nil, invalid("cwd", "%v", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", clip(command), err)

@@ -131,6 +131,13 @@ func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (
 	return s, nil
 }
 
+// A program that cannot be found or run, and a working directory that is
+// not one, are the caller's input (link/pty's words).
+var (
+	ErrNoProgram = pty.ErrNoProgram
+	ErrBadDir    = pty.ErrBadDir
+)
+
 // mergeEnv returns base with the overrides set (sorted, one entry per
 // name).
 func mergeEnv(base []string, set map[string]string) []string {

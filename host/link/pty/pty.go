@@ -83,6 +83,23 @@ type PTY struct {
 // resets it for children and still ignores it here.
 var unignore sync.Once
 
+// Start's errors that are the caller's input, not a failure of the
+// machine: a command that cannot be found or run, a working directory
+// that is not one. errors.Is tells them apart.
+var (
+	ErrNoProgram = errors.New("no such program")
+	ErrBadDir    = errors.New("no such working directory")
+)
+
+// inputError is one of those, with its own words.
+type inputError struct {
+	kind error
+	msg  string
+}
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == e.kind }
+
 // Start starts cfg.Command under a new PTY.
 func Start(cfg Config) (*PTY, error) {
 	if cfg.Command == "" {
@@ -98,15 +115,15 @@ func Start(cfg Config) (*PTY, error) {
 	path, err := exec.LookPath(cfg.Command)
 	if err != nil {
 		if strings.Contains(cfg.Command, "/") {
-			return nil, fmt.Errorf("command %q: %v", cfg.Command, errors.Unwrap(err))
+			return nil, &inputError{ErrNoProgram, fmt.Sprintf("command %q: %v", cfg.Command, errors.Unwrap(err))}
 		}
-		return nil, fmt.Errorf("command %q not found (looked in PATH)", cfg.Command)
+		return nil, &inputError{ErrNoProgram, fmt.Sprintf("command %q not found (looked in PATH)", cfg.Command)}
 	}
 	if cfg.Dir != "" {
 		if st, err := os.Stat(cfg.Dir); err != nil {
-			return nil, fmt.Errorf("working directory %q: %v", cfg.Dir, errors.Unwrap(err))
+			return nil, &inputError{ErrBadDir, fmt.Sprintf("working directory %q: %v", cfg.Dir, errors.Unwrap(err))}
 		} else if !st.IsDir() {
-			return nil, fmt.Errorf("working directory %q is not a directory", cfg.Dir)
+			return nil, &inputError{ErrBadDir, fmt.Sprintf("working directory %q is not a directory", cfg.Dir)}
 		}
 	}
 	cols, rows := cfg.Cols, cfg.Rows
