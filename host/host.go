@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/termhost/termhost/internal/warm"
 	"io/fs"
 	"log/slog"
 	"runtime/debug"
@@ -37,6 +38,12 @@ type Config struct {
 	// pinned drop-in's host calls (secrets, signatures) are answered
 	// (plugin.Config.Pins).
 	PluginPins map[string][]string
+	// WarmupDelay holds back what the client's first answers do not need —
+	// compiling the plugins, probing the containment — until the client
+	// has listed the tools or calls one, or this long after start at the
+	// latest, so that on a small machine they do not share its cores with
+	// initialize and tools/list. 0: at once.
+	WarmupDelay time.Duration
 
 	MaxSessions  int
 	IdleTimeout  time.Duration
@@ -167,7 +174,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	// The plugins compile in the background, so the client's initialize
 	// and tools/list are answered at once; the first call that needs a
 	// plugin waits for it (Ready says how loading ended).
+	var warmup *warm.Gate
+	if cfg.WarmupDelay > 0 {
+		warmup = warm.NewGate(cfg.WarmupDelay)
+	}
 	plugins, err := plugin.Start(ctx, plugin.Config{
+		Begin:    warmup,
 		Embedded: cfg.Plugins,
 		Dir:      cfg.PluginDir,
 		Pins:     cfg.PluginPins,
@@ -180,7 +192,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
 	var credStore atomic.Pointer[secrets.Store] // set once the ssh plugin is known to be there
-	programs, contain, err := newPrograms(cfg, &credStore)
+	programs, contain, err := newPrograms(cfg, &credStore, warmup)
 	if err != nil {
 		plugins.Close()
 		return nil, err
@@ -214,7 +226,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		deps.SSH = &mcp.SSH{Pool: ssh.Pool, Creds: ssh.Creds}
 	}
 	srv, err := mcp.New(deps, mcp.Config{Tools: cfg.Tools, Logger: cfg.Logger.With("component", "mcp"),
-		PTYResources: !cfg.NoPTYResources})
+		PTYResources: !cfg.NoPTYResources, Warm: warmup.Open})
 	if err != nil {
 		ssh.close()
 		sessions.Close()

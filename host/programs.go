@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/termhost/termhost/internal/warm"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // access to termhost's own files. creds is the credentials store once
 // there is one (its keys are hidden from programs started after a reload
 // too).
-func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store]) (session.Programs, *pty.Containment, error) {
+func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.Gate) (session.Programs, *pty.Containment, error) {
 	env, agentSock := programEnv(os.Environ(), cfg.OwnEnv)
 	secretVals := map[string]string{}
 	for _, v := range cfg.OwnEnv {
@@ -99,7 +100,7 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store]) (session.Prog
 		return out
 	}
 	contain, err := pty.NewContainment(pty.ContainmentConfig{
-		Mechanism: cfg.Containment, Sandbox: cfg.Sandbox, Hidden: hidden,
+		Mechanism: cfg.Containment, Sandbox: cfg.Sandbox, Hidden: hidden, Begin: begin,
 		Logger: cfg.Logger.With("component", "pty"),
 	})
 	if err != nil {

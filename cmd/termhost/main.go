@@ -368,6 +368,11 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 		}
 	}
 	cfg.MaxSessions, cfg.IdleTimeout = o.maxSessions, o.idleTimeout
+	// The plugins compile and the containment is probed once the client
+	// has listed the tools (or calls one), a second after start at the
+	// latest: on two cores they would otherwise slow initialize and
+	// tools/list down several times.
+	cfg.WarmupDelay = time.Second
 	cfg.WriteTimeout, cfg.MaxWait = o.writeTimeout, o.maxWait
 	cfg.NoPTYResources = o.noResources
 	cfg.CredentialsFile, cfg.RulesFile, cfg.KnownHostsFile = o.credentials, o.rules, o.knownHosts

@@ -65,6 +65,10 @@ type Config struct {
 	// list_pty and read_pty behind activate_pty_tools; false
 	// (MCP_PTY_DEACTIVATE_RESOURCES=true) makes those two plain tools.
 	PTYResources bool
+	// Warm is called once the client has had the list of tools (and when a
+	// tool is called): what start-up held back may run now (host: the
+	// plugin load, the containment probes). Nil: nothing.
+	Warm func()
 }
 
 // Server is an MCP server bound to a session registry.
@@ -112,6 +116,20 @@ func New(deps Deps, cfg Config) (*Server, error) {
 		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "termhost", Version: Version}, opts)
+	if cfg.Warm != nil {
+		s.mcp.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+				if method == "tools/call" {
+					cfg.Warm()
+				}
+				res, err := next(ctx, method, req)
+				if method == "tools/list" {
+					cfg.Warm() // after the answer is made: the work waits no longer than that
+				}
+				return res, err
+			}
+		})
+	}
 	for _, g := range groups {
 		switch g {
 		case "telnet":

@@ -188,7 +188,12 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 	go func() {
 		defer r.wg.Done()
 		defer cancel()
-		r.loadErr = r.load(lctx, names, cands)
+		select {
+		case <-cfg.Begin.Done():
+			r.loadErr = r.load(lctx, names, cands)
+		case <-lctx.Done():
+			r.loadErr = ErrClosed
+		}
 		close(r.loaded)
 	}()
 	return r, nil
@@ -305,6 +310,7 @@ func (r *Registry) Wait(ctx context.Context) error {
 
 // ready waits for the initial load; false if the Registry is closed first.
 func (r *Registry) ready() bool {
+	r.cfg.Begin.Open()
 	select {
 	case <-r.loaded:
 		return !r.closed.Load()

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"github.com/termhost/termhost/internal/warm"
 	"io/fs"
 	"log/slog"
 	"runtime/debug"
@@ -35,6 +36,11 @@ type Config struct {
 	// must come from where the agent cannot write (flags, environment),
 	// never from a file in Dir. See ParsePin.
 	Pins map[string][]string
+	// Begin holds the load back until it opens (nil: load at once):
+	// a server opens it once its client has its first answers, so that
+	// compiling does not share the cores with them. Attach, List and
+	// Reload open it, as they need the load.
+	Begin *warm.Gate
 	// CacheDir keeps compiled plugins across restarts. "" means
 	// os.UserCacheDir()/termhost/wazero; "off" keeps them in memory only.
 	CacheDir string
@@ -200,6 +206,7 @@ type pendingLoad struct {
 // name Start did not find, until every plugin is; false if the Registry
 // closes first.
 func (r *Registry) readyFor(name string) bool {
+	r.cfg.Begin.Open()
 	pl := r.pending[name]
 	if pl == nil {
 		return r.ready()

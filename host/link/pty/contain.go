@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/termhost/termhost/internal/warm"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -41,6 +42,10 @@ type Containment struct {
 	userns     bool
 	hidden     func() []string
 
+	probed  chan struct{} // closed once the fields above are measured
+	begin   *warm.Gate    // opened by the first start (the probes wait for it)
+	closing atomic.Bool
+
 	exe string // this executable, run again as the wrapper
 	seq atomic.Uint64
 }
@@ -63,6 +68,10 @@ type ContainmentConfig struct {
 	// Hidden lists the paths programs must not read, asked at every start
 	// (a reloaded credentials file may name other keys).
 	Hidden func() []string
+	// Begin holds the probes of an "auto" setting back until it opens
+	// (nil: at once), so that they do not share the cores with a client's
+	// first requests; the first program start opens it.
+	Begin  *warm.Gate
 	Logger *slog.Logger
 }
 
@@ -75,28 +84,61 @@ func NewContainment(cfg ContainmentConfig) (*Containment, error) {
 	}
 	// /proc/self/exe, not the path: it still runs this binary after an
 	// upgrade replaced or removed the file.
-	c := &Containment{hidden: cfg.Hidden, exe: "/proc/self/exe"}
+	c := &Containment{hidden: cfg.Hidden, exe: "/proc/self/exe", probed: make(chan struct{})}
 	if c.hidden == nil {
 		c.hidden = func() []string { return nil }
 	}
 	switch cfg.Sandbox {
+	case "", "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("sandbox %q: expected auto, on or off", cfg.Sandbox)
+	}
+	switch cfg.Mechanism {
+	case "", "auto", MechanismCgroup, MechanismSubreaper:
+	default:
+		return nil, fmt.Errorf("containment %q: expected auto, cgroup or subreaper", cfg.Mechanism)
+	}
+	// What the user insists on is probed before termhost serves, so that
+	// it stops at once when the machine cannot give it. Otherwise the
+	// probes (each starts the wrapper once, some tens of milliseconds) run
+	// beside the client's first requests, and the first program waits for
+	// them.
+	if cfg.Sandbox == "on" || cfg.Mechanism == MechanismCgroup {
+		err := c.probe(cfg, log)
+		close(c.probed)
+		return c, err
+	}
+	c.begin = cfg.Begin
+	go func() {
+		defer close(c.probed)
+		<-cfg.Begin.Done()
+		if c.closing.Load() {
+			return // closed before anything needed it: nothing to measure
+		}
+		c.probe(cfg, log) // auto: it cannot fail, only choose
+	}()
+	return c, nil
+}
+
+// probe measures what the machine allows of what cfg asks for and logs
+// what it got.
+func (c *Containment) probe(cfg ContainmentConfig, log *slog.Logger) error {
+	switch cfg.Sandbox {
 	case "", "auto", "on":
 		if err := c.probeSandbox(); err != nil {
 			if cfg.Sandbox == "on" {
-				return nil, fmt.Errorf("sandbox on: the credentials file and keys cannot be hidden from programs: %w", err)
+				return fmt.Errorf("sandbox on: the credentials file and keys cannot be hidden from programs: %w", err)
 			}
 			c.sandboxWhy = err.Error()
 		}
 	case "off":
 		c.sandboxWhy = "turned off (--sandbox=off)"
-	default:
-		return nil, fmt.Errorf("sandbox %q: expected auto, on or off", cfg.Sandbox)
 	}
 	switch cfg.Mechanism {
 	case "", "auto", MechanismCgroup:
 		if err := c.probeCgroup(); err != nil {
 			if cfg.Mechanism == MechanismCgroup {
-				return nil, fmt.Errorf("containment cgroup: %w", err)
+				return fmt.Errorf("containment cgroup: %w", err)
 			}
 			c.mechanism, c.cgroupWhy = MechanismSubreaper, err.Error()
 		} else {
@@ -104,8 +146,6 @@ func NewContainment(cfg ContainmentConfig) (*Containment, error) {
 		}
 	case MechanismSubreaper:
 		c.mechanism, c.cgroupWhy = MechanismSubreaper, "subreaper asked for (--containment=subreaper)"
-	default:
-		return nil, fmt.Errorf("containment %q: expected auto, cgroup or subreaper", cfg.Mechanism)
 	}
 	if c.sandbox {
 		how := "mount namespace"
@@ -121,20 +161,30 @@ func NewContainment(cfg ContainmentConfig) (*Containment, error) {
 	} else {
 		log.Info("containment: each program runs under a child subreaper that ends everything it started (no cgroup)", "reason", c.cgroupWhy)
 	}
-	return c, nil
+	return nil
 }
 
 // Mechanism is MechanismCgroup or MechanismSubreaper.
-func (c *Containment) Mechanism() string { return c.mechanism }
+func (c *Containment) Mechanism() string { c.begin.Open(); <-c.probed; return c.mechanism }
 
 // Sandboxed reports whether programs run without access to the hidden
 // paths, and if not, why.
-func (c *Containment) Sandboxed() (bool, string) { return c.sandbox, c.sandboxWhy }
+func (c *Containment) Sandboxed() (bool, string) {
+	c.begin.Open()
+	<-c.probed
+	return c.sandbox, c.sandboxWhy
+}
 
 // Close removes termhost's parent cgroup (once the session cgroups are
 // gone).
 func (c *Containment) Close() error {
-	if c == nil || c.cgroupDir == "" {
+	if c == nil {
+		return nil
+	}
+	c.closing.Store(true)
+	c.begin.Open()
+	<-c.probed
+	if c.cgroupDir == "" {
 		return nil
 	}
 	var err error
@@ -361,6 +411,8 @@ func programEnd(rd *bufio.Reader, rep *os.File) (link.ExitStatus, bool) {
 // start starts a program under the wrapper (pty.go's Start with
 // containment).
 func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, error) {
+	c.begin.Open()
+	<-c.probed
 	master, tty, err := cpty.Open()
 	if err != nil {
 		return nil, fmt.Errorf("open a PTY: %w", err)
