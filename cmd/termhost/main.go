@@ -306,10 +306,12 @@ type serveOptions struct {
 	containment  string
 	sandbox      string
 	http         httpOptions
+	debug        debugOptions
 }
 
 func (o *serveOptions) register(fs *flags) {
 	o.plugins.register(fs)
+	o.debug.register(fs)
 	o.log.register(fs, "info")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool `groups` to enable: "+strings.Join(mcp.Groups, ",")+" (default all)")
 	fs.env("tools", "TERMHOST_TOOLS")
@@ -427,8 +429,14 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		if err := checkRulesFile(o.rules, rulesGiven); err != nil {
 			return err
 		}
+		if err := o.debug.check(); err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		if err := o.debug.serve(ctx, log); err != nil {
+			return err
+		}
 		var ln net.Listener
 		var token, tokenFile string
 		var reused bool
