@@ -330,6 +330,16 @@ func TestSSHSeedEphemeralPooling(t *testing.T) {
 	if c := f.srv.Log(); strings.Count(c, "Accepted publickey") > 1 && strings.Count(c, "Accepted publickey") != 1 {
 		t.Logf("sshd log shows %d logins", strings.Count(c, "Accepted publickey"))
 	}
+	// The server drops the warm connection (its sshd is killed): the next
+	// call still runs, on a new connection.
+	if os.Geteuid() == 0 {
+		exec.Command("kill", "-KILL", ppid1).Run()
+		r := f.mustCall(t, "ssh_execute", map[string]any{"credentialId": "key", "command": "echo $PPID"})
+		if p := strings.TrimSpace(r["stdout"].(string)); p == ppid1 || p == "" {
+			t.Errorf("after the server dropped the warm connection: %v", r)
+		}
+		ppid1 = strings.TrimSpace(r["stdout"].(string))
+	}
 	// A reloaded credential (another key file) gets a new connection.
 	other := f.srv.KeyPair("id_other", "ed25519", "")
 	f.srv.AuthorizeKey(other)

@@ -60,6 +60,7 @@ type channel struct {
 	// carrying this nonce: outEnd and errEnd say they arrived, cwd is the
 	// directory it ended in.
 	nonce          string
+	opened         bool // the server started the command (exec channels)
 	outEnd, errEnd bool
 	cwd            string
 }
@@ -125,6 +126,8 @@ func (c *conn) event(raw []byte) bool {
 	case "error":
 		ch.errMsg = ev.Message
 		ch.finish()
+	case "opened":
+		ch.opened = true
 	case "channel_closed", "closed":
 		ch.finish()
 	}
@@ -173,6 +176,14 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 
 // exec runs one command on a new exec channel of c.
 func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
+	res, _, err := c.execStarted(ctx, o)
+	return res, err
+}
+
+// execStarted is exec, also reporting whether the server started the
+// command (its exec request was accepted): a warm connection that failed
+// before that ran nothing, and the call may go to a fresh one.
+func (c *conn) execStarted(ctx context.Context, o ExecOptions) (Result, bool, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
 	}
@@ -195,7 +206,7 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 	seq := c.s.LastSeq()
 	req, _ := json.Marshal(map[string]any{"op": "exec", "ch": id, "command": line})
 	if _, _, err := c.s.Control(ctx, req, false); err != nil {
-		return Result{}, &ConnectError{fmt.Errorf("exec: %v", err)}
+		return Result{}, false, &ConnectError{fmt.Errorf("exec: %v", err)}
 	}
 	timer := time.NewTimer(o.Timeout)
 	defer timer.Stop()
@@ -224,20 +235,21 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
+	started := ch.opened || ch.code != nil || ch.signal != "" || ch.stdout.total > 0 || ch.stderr.total > 0
 	if !c.s.Alive() && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
 		msg := ch.errMsg
 		if msg == "" {
 			msg = "the connection ended before the command finished"
 		}
-		return Result{}, &ConnectError{errors.New(msg)}
+		return Result{}, started, &ConnectError{errors.New(msg)}
 	}
 	if ch.errMsg != "" && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
-		return Result{}, &ConnectError{fmt.Errorf("exec: %s", ch.errMsg)}
+		return Result{}, started, &ConnectError{fmt.Errorf("exec: %s", ch.errMsg)}
 	}
 	res.ExitCode, res.Signal = ch.code, ch.signal
 	stderr := ch.stderr.head
 	ch.output(&res, ch.stdout.head, stderr, o.MaxBytes)
-	return res, nil
+	return res, true, nil
 }
 
 // output puts the command's streams into res, each bounded to max bytes

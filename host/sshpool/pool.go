@@ -170,7 +170,11 @@ func (p *Pool) reap() {
 		}
 	}
 	for k, w := range p.warm {
-		if !w.c.s.Alive() || now.Sub(w.since) > p.limits.IdleTimeout {
+		switch {
+		case w.c.s.Alive() && !p.d.Sessions.Owns(k.owner, w.c.s.ID):
+			delete(p.warm, k) // handed over: another MCP session's now
+			delete(p.idle, w.c.s.ID)
+		case !w.c.s.Alive() || now.Sub(w.since) > p.limits.IdleTimeout:
 			delete(p.warm, k)
 			gone = append(gone, w.c.s.ID) // stays in idle until closed
 		}
@@ -217,6 +221,13 @@ func (p *Pool) roomLocked(owner string) ([]string, error) {
 	for k, w := range p.warm {
 		if n+warm+1 <= p.limits.PerOwner {
 			break
+		}
+		if k.owner == owner && !p.d.Sessions.Owns(owner, w.c.s.ID) {
+			delete(p.warm, k) // handed over: not ours to close
+			delete(p.idle, w.c.s.ID)
+			warm--
+			n = p.ownerConnsLocked(owner)
+			continue
 		}
 		if k.owner == owner {
 			delete(p.warm, k) // stays in idle until closed
@@ -309,11 +320,21 @@ func (p *Pool) Execute(ctx context.Context, r ExecRequest) (ExecResult, error) {
 	if r.Mode == Persistent {
 		return p.persistent(ctx, r)
 	}
-	c, print, err := p.ephemeralConn(ctx, r)
+	c, print, warm, err := p.ephemeralConn(ctx, r, false)
 	if err != nil {
 		return ExecResult{}, err
 	}
-	res, err := c.exec(ctx, ExecOptions{Command: r.Command, MaxBytes: r.MaxBytes, Timeout: r.Timeout})
+	o := ExecOptions{Command: r.Command, MaxBytes: r.MaxBytes, Timeout: r.Timeout}
+	res, started, err := c.execStarted(ctx, o)
+	if err != nil && warm && !started {
+		// The warm connection failed before the server started anything
+		// (it had ended unnoticed): once more on a fresh one.
+		p.putBack(r, c, print, false)
+		if c, print, _, err = p.ephemeralConn(ctx, r, true); err != nil {
+			return ExecResult{}, err
+		}
+		res, err = c.exec(ctx, o)
+	}
 	// A command given up on may still run (the server may not have
 	// stopped it): its connection is never used again.
 	p.putBack(r, c, print, err == nil && !res.TimedOut && !res.Cancelled)
@@ -323,19 +344,22 @@ func (p *Pool) Execute(ctx context.Context, r ExecRequest) (ExecResult, error) {
 // ephemeralConn is a connection for an ephemeral call: the warm one of
 // the owner and credential when it is still good, else a new one. Either
 // counts against the owner's limit while the call runs.
-func (p *Pool) ephemeralConn(ctx context.Context, r ExecRequest) (*conn, [32]byte, error) {
+func (p *Pool) ephemeralConn(ctx context.Context, r ExecRequest, fresh bool) (*conn, [32]byte, bool, error) {
 	cred, err := p.d.Creds.Get(r.CredID)
 	if err != nil {
-		return nil, [32]byte{}, &CredentialError{err}
+		return nil, [32]byte{}, false, &CredentialError{err}
 	}
 	print := credPrint(cred)
 	key := warmKey{r.Owner, r.CredID}
-	p.mu.Lock()
-	w := p.warm[key]
-	delete(p.warm, key) // still idle (not counted) until taken below
-	p.mu.Unlock()
+	var w *warmConn
+	if !fresh {
+		p.mu.Lock()
+		w = p.warm[key]
+		delete(p.warm, key) // still idle (not counted) until taken below
+		p.mu.Unlock()
+	}
 	if w != nil && !p.usable(w, r.Owner, print) {
-		p.closeAll([]string{w.c.s.ID})
+		p.forget(w, r.Owner)
 		w = nil
 	}
 	p.mu.Lock()
@@ -356,16 +380,29 @@ func (p *Pool) ephemeralConn(ctx context.Context, r ExecRequest) (*conn, [32]byt
 	p.mu.Unlock()
 	p.closeAll(evict)
 	if err != nil {
-		return nil, print, err
+		return nil, print, false, err
 	}
 	if w != nil {
-		return w.c, print, nil
+		return w.c, print, true, nil
 	}
 	c, err := p.d.open(ctx, r.CredID, r.Owner, nil)
 	p.mu.Lock()
 	p.releaseLocked(r.Owner)
 	p.mu.Unlock()
-	return c, print, err
+	return c, print, false, err
+}
+
+// forget drops a warm connection that may not serve owner's calls: it is
+// closed, unless it was handed over to another MCP session (claim_session),
+// whose it now is.
+func (p *Pool) forget(w *warmConn, owner string) {
+	if w.c.s.Alive() && !p.d.Sessions.Owns(owner, w.c.s.ID) {
+		p.mu.Lock()
+		delete(p.idle, w.c.s.ID)
+		p.mu.Unlock()
+		return
+	}
+	p.closeAll([]string{w.c.s.ID})
 }
 
 // usable reports whether a warm connection may serve the owner's next
