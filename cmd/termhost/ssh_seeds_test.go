@@ -276,17 +276,22 @@ func TestSSHSeedTimeoutStopsWithoutSignals(t *testing.T) {
 	if r := f.mustCall(t, "ssh_execute", map[string]any{"credentialId": "root", "command": "id -u"}); r["stdout"] != "0\n" {
 		t.Fatalf("root login: %v", r)
 	}
-	for i, c := range []struct{ cred, cmd string }{
-		{"root", "sleep 600.%d"},                   // sh execs sleep: the process sshd started
-		{"root", "sleep 600.%d; echo after"},       // a shell waiting for it
-		{"root", "sleep 600.%d & sleep 600.%[1]d"}, // a background job too
-		{"key", "sleep 600.%d"},                    // where signals work
+	for i, c := range []struct{ cred, cmd, mode string }{
+		{"root", "sleep 600.%d", ""},                   // sh execs sleep: the process sshd started
+		{"root", "sleep 600.%d; echo after", ""},       // a shell waiting for it
+		{"root", "sleep 600.%d & sleep 600.%[1]d", ""}, // a background job too
+		{"key", "sleep 600.%d", ""},                    // where signals work
+		{"root", "sleep 600.%d", "persistent"},         // a persistent session's shell
 	} {
 		n := time.Now().UnixNano()%900000 + 100000
 		marker := fmt.Sprintf("600.%d", n)
 		cmd := fmt.Sprintf(c.cmd, n)
 		start := time.Now()
-		r := f.mustCall(t, "ssh_execute", map[string]any{"credentialId": c.cred, "command": cmd, "timeoutMs": 1500})
+		args := map[string]any{"credentialId": c.cred, "command": cmd, "timeoutMs": 1500}
+		if c.mode != "" {
+			args["sessionMode"] = c.mode
+		}
+		r := f.mustCall(t, "ssh_execute", args)
 		if r["timedOut"] != true || r["killed"] != true || time.Since(start) > 15*time.Second {
 			t.Errorf("%d %s %q: want timedOut and killed true: %v after %v", i, c.cred, cmd, r, time.Since(start).Round(time.Millisecond))
 		}
