@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -385,7 +386,7 @@ func (p *Pool) ephemeralConn(ctx context.Context, r ExecRequest, fresh bool) (*c
 	if w != nil {
 		return w.c, print, true, nil
 	}
-	c, err := p.d.open(ctx, r.CredID, r.Owner, nil)
+	c, err := p.dial(ctx, r.CredID, r.Owner)
 	p.mu.Lock()
 	p.releaseLocked(r.Owner)
 	p.mu.Unlock()
@@ -403,6 +404,37 @@ func (p *Pool) forget(w *warmConn, owner string) {
 		return
 	}
 	p.closeAll([]string{w.c.s.ID})
+}
+
+// maxWarm bounds the warm connections of all MCP sessions together: each
+// is one of the server's live sessions (--max-sessions), which idle warmth
+// must not use up.
+const maxWarm = 8
+
+// dial opens an exec-only connection. When the server is at its session
+// limit, the warm connections give way and it tries once more.
+func (p *Pool) dial(ctx context.Context, credID, owner string) (*conn, error) {
+	c, err := p.d.open(ctx, credID, owner, nil)
+	if err != nil && errors.Is(err, session.ErrLimit) && p.dropWarm(nil) > 0 {
+		c, err = p.d.open(ctx, credID, owner, nil)
+	}
+	return c, err
+}
+
+// dropWarm closes the warm connections (those for which drop says so, or
+// all) and says how many.
+func (p *Pool) dropWarm(drop func(warmKey, *warmConn) bool) int {
+	var ids []string
+	p.mu.Lock()
+	for k, w := range p.warm {
+		if drop == nil || drop(k, w) {
+			delete(p.warm, k) // stays in idle until closed
+			ids = append(ids, w.c.s.ID)
+		}
+	}
+	p.mu.Unlock()
+	p.closeAll(ids)
+	return len(ids)
 }
 
 // usable reports whether a warm connection may serve the owner's next
@@ -434,9 +466,22 @@ func (p *Pool) putBack(r ExecRequest, c *conn, print [32]byte, ok bool) {
 		case <-p.done:
 		default:
 			if p.warm[key] == nil {
+				var evict []string
+				if len(p.warm) >= maxWarm { // the longest unused gives way
+					var oldest warmKey
+					var at time.Time
+					for k, w := range p.warm {
+						if at.IsZero() || w.since.Before(at) {
+							oldest, at = k, w.since
+						}
+					}
+					evict = append(evict, p.warm[oldest].c.s.ID)
+					delete(p.warm, oldest)
+				}
 				p.warm[key] = &warmConn{c: c, print: print, since: time.Now()}
 				p.idle[id] = true
 				p.mu.Unlock()
+				p.closeAll(evict)
 				return
 			}
 		}
@@ -593,7 +638,7 @@ func (p *Pool) open(ctx context.Context, r ExecRequest, old *persistent) (*persi
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.d.open(ctx, r.CredID, r.Owner, nil)
+	c, err := p.dial(ctx, r.CredID, r.Owner)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.releaseLocked(r.Owner)

@@ -423,3 +423,26 @@ func TestPluginTrapFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// Warm connections of all MCP sessions together stay within maxWarm: the
+// longest unused gives way.
+func TestWarmConnectionsBounded(t *testing.T) {
+	f := newFixture(t, Limits{})
+	for i := range maxWarm + 3 {
+		f.exec(t, ExecRequest{Owner: fmt.Sprintf("o%d", i), CredID: "pw", Command: "true"})
+	}
+	f.pool.mu.Lock()
+	warm := len(f.pool.warm)
+	_, first := f.pool.warm[warmKey{"o0", "pw"}]
+	_, last := f.pool.warm[warmKey{fmt.Sprintf("o%d", maxWarm+2), "pw"}]
+	f.pool.mu.Unlock()
+	live := 0
+	for _, s := range f.reg.List(session.KindSSH) {
+		if s.Alive() {
+			live++
+		}
+	}
+	if warm != maxWarm || live != maxWarm || first || !last {
+		t.Errorf("%d warm, %d live connections (oldest kept %v, newest %v); want %d, the newest", warm, live, first, last, maxWarm)
+	}
+}
