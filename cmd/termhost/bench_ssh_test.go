@@ -42,9 +42,9 @@ func newSSHBench(b *testing.B) *sshBench {
 	return &sshBench{srv: srv, key: key, credFile: credFile, dir: dir}
 }
 
-func (sb *sshBench) host(b *testing.B) *hostProc {
-	return startHost(b, "--log-level", "warn", "--ssh-max-per-client", "60", "--credentials", sb.credFile, "--rules", filepath.Join(sb.dir, "rules.json"),
-		"--known-hosts", filepath.Join(sb.dir, "known_hosts"), "--no-user-known-hosts")
+func (sb *sshBench) host(b *testing.B, extra ...string) *hostProc {
+	return startHost(b, append([]string{"--log-level", "warn", "--ssh-max-per-client", "60", "--credentials", sb.credFile, "--rules", filepath.Join(sb.dir, "rules.json"),
+		"--known-hosts", filepath.Join(sb.dir, "known_hosts"), "--no-user-known-hosts"}, extra...)...)
 }
 
 func (sb *sshBench) clientConfig(b *testing.B) *ssh.ClientConfig {
@@ -63,7 +63,9 @@ func (sb *sshBench) clientConfig(b *testing.B) *ssh.ClientConfig {
 func (sb *sshBench) addr() string { return net.JoinHostPort(sb.srv.Host, strconv.Itoa(sb.srv.Port)) }
 
 // BenchmarkSSHExecute: ssh_execute of `echo` against a loopback OpenSSH,
-// ephemeral and persistent, p50/p99, beside native x/crypto/ssh doing the
+// ephemeral (consecutive calls on one credential: the warm connection,
+// a fresh channel each), ephemeral with --ssh-warm=false (a full
+// handshake per call) and persistent, p50/p99, beside native x/crypto/ssh doing the
 // same and beside the ssh-mcp npm package driven over stdio by the same
 // client (when node and npm are there).
 func BenchmarkSSHExecute(b *testing.B) {
@@ -89,8 +91,17 @@ func BenchmarkSSHExecute(b *testing.B) {
 		})
 		percentiles(b, lat, "ms-"+mode)
 	}
+	cold := sb.host(b, "--ssh-warm=false")
+	lat := measure(func(i int) {
+		r := cold.must("ssh_execute", map[string]any{"credentialId": "bench", "command": "echo hi"})
+		if r["stdout"] != "hi\n" {
+			b.Fatalf("unpooled: %v", r)
+		}
+	})
+	percentiles(b, lat, "ms-ephemeral-unpooled")
+	cold.stop()
 	cfg := sb.clientConfig(b)
-	lat := measure(func(int) {
+	lat = measure(func(int) {
 		c, err := ssh.Dial("tcp", sb.addr(), cfg)
 		if err != nil {
 			b.Fatal(err)

@@ -37,6 +37,7 @@ import (
 	"github.com/termhost/termhost/host/plugin"
 	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
+	"github.com/termhost/termhost/host/sshpool"
 	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/plugins"
 )
@@ -278,6 +279,7 @@ var ownEnv = []host.EnvVar{
 	{Name: "LOG_FORMAT"},
 	{Name: "SESSION_TIMEOUT"},
 	{Name: "MAX_COMMANDS_PER_SESSION"},
+	{Name: "SSH_CONNECTION_TIMEOUT"},
 	{Name: "MCP_PROTOCOL_VERSION"},
 	{Name: "MCP_PTY_DEACTIVATE_RESOURCES"},
 	{Name: "TERMHOST_*"},
@@ -303,6 +305,7 @@ type serveOptions struct {
 	noUserKnown  bool
 	sshPerClient int
 	sshPerCred   int
+	ssh          sshOptions
 	containment  string
 	sandbox      string
 	http         httpOptions
@@ -333,7 +336,10 @@ func (o *serveOptions) register(fs *flags) {
 	fs.env("known-hosts", "KNOWN_HOSTS_FILE")
 	fs.BoolVar(&o.noUserKnown, "no-user-known-hosts", false, "do not read ~/.ssh/known_hosts")
 	fs.IntVar(&o.sshPerClient, "ssh-max-per-client", 5, "SSH connections one MCP session may have open")
+	fs.env("ssh-max-per-client", "TERMHOST_SSH_MAX_PER_CLIENT")
 	fs.IntVar(&o.sshPerCred, "ssh-max-per-credential", 3, "persistent ssh_execute sessions per credential")
+	fs.env("ssh-max-per-credential", "TERMHOST_SSH_MAX_PER_CREDENTIAL")
+	o.ssh.register(fs)
 	fs.StringVar(&o.containment, "containment", "auto", `how every process a program starts is ended with its session: "cgroup" (a cgroup v2 per session, ended by cgroup.kill), "subreaper" (a child-subreaper wrapper per session), or "auto" (a cgroup where one can be created)`)
 	fs.env("containment", "TERMHOST_CONTAINMENT")
 	fs.StringVar(&o.sandbox, "sandbox", "auto", `hide the credentials file, its keys and termhost's other files from programs (a mount namespace): "auto" (where the system allows; a warning otherwise), "on" (refuse to start without it), "off"`)
@@ -382,6 +388,9 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 		return host.Config{}, usagef("ssh-max-per-client and ssh-max-per-credential must be at least 1")
 	}
 	cfg.SSHLimits.PerOwner, cfg.SSHLimits.PerCredential = o.sshPerClient, o.sshPerCred
+	if err := o.ssh.limits(&cfg.SSHLimits); err != nil {
+		return host.Config{}, err
+	}
 	switch o.containment {
 	case "auto", "cgroup", "subreaper":
 	default:
@@ -489,6 +498,51 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+}
+
+// sshOptions are the SSH flags whose environment variables seeds 001/002
+// name: SESSION_TIMEOUT and SSH_CONNECTION_TIMEOUT in milliseconds,
+// MAX_COMMANDS_PER_SESSION.
+type sshOptions struct {
+	sessionTimeout time.Duration
+	connectTimeout time.Duration
+	maxCommands    int
+	warm           bool
+}
+
+func (o *sshOptions) register(fs *flags) {
+	fs.DurationVar(&o.sessionTimeout, "ssh-session-timeout", 5*time.Minute, "close a persistent ssh_execute session, or a warm ephemeral connection, idle this long")
+	fs.envFunc("ssh-session-timeout", "SESSION_TIMEOUT", "<ms>", millis)
+	fs.IntVar(&o.maxCommands, "ssh-max-commands", 5, "commands per persistent ssh_execute session; the next one runs on a fresh connection in the same directory")
+	fs.env("ssh-max-commands", "MAX_COMMANDS_PER_SESSION")
+	fs.DurationVar(&o.connectTimeout, "ssh-connect-timeout", 10*time.Second, "give up connecting to an SSH server (dial, handshake, authentication) after this long")
+	fs.envFunc("ssh-connect-timeout", "SSH_CONNECTION_TIMEOUT", "<ms>", millis)
+	fs.BoolVar(&o.warm, "ssh-warm", true, "keep an ephemeral ssh_execute call's authenticated connection for the next ephemeral call of the same client on the same credential (each still gets a fresh channel); false: a connection per call")
+	fs.env("ssh-warm", "TERMHOST_SSH_WARM")
+}
+
+// millis reads an environment variable the seeds give in milliseconds
+// ("300000"); a Go duration ("5m") is taken as it is.
+func millis(v string) string {
+	v = strings.TrimSpace(v)
+	if d := strings.TrimPrefix(v, "-"); d != "" && strings.Trim(d, "0123456789") == "" {
+		return v + "ms"
+	}
+	return v
+}
+
+func (o *sshOptions) limits(l *sshpool.Limits) error {
+	if o.sessionTimeout <= 0 {
+		return usagef("ssh-session-timeout %v (or SESSION_TIMEOUT): must be more than 0", o.sessionTimeout)
+	}
+	if o.connectTimeout <= 0 {
+		return usagef("ssh-connect-timeout %v (or SSH_CONNECTION_TIMEOUT): must be more than 0", o.connectTimeout)
+	}
+	if o.maxCommands < 1 {
+		return usagef("ssh-max-commands %d (or MAX_COMMANDS_PER_SESSION): must be at least 1", o.maxCommands)
+	}
+	l.IdleTimeout, l.ConnectTimeout, l.MaxCommands, l.NoWarm = o.sessionTimeout, o.connectTimeout, o.maxCommands, !o.warm
+	return nil
 }
 
 // checkRulesFile refuses to start on a rules file that does not load, or

@@ -15,6 +15,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -54,7 +55,13 @@ type conn struct {
 	repl    *repl // a persistent session's shell
 	nextCh  int
 	hostErr error // the host-key verdict that refused the server, if any
+	// hostKey is the server's key as verified at the handshake: a warm
+	// connection is reused only while known_hosts still accepts it.
+	hostKey ssh.PublicKey
 }
+
+// hostport is the address the connection was made to, as dialled.
+func (c *conn) hostport() string { return net.JoinHostPort(c.cred.Host, strconv.Itoa(c.cred.Port)) }
 
 // hostCalls answers the plugin's synchronous requests for one connection.
 type hostCalls struct {
@@ -119,6 +126,9 @@ func (h *hostCalls) call(raw []byte) ([]byte, error) {
 			h.c.mu.Unlock()
 			return nil, err
 		}
+		h.c.mu.Lock()
+		h.c.hostKey = key
+		h.c.mu.Unlock()
 		return []byte(`{"ok":true}`), nil
 	}
 	return nil, fmt.Errorf("host call %q is not offered", req.Op)
@@ -172,6 +182,8 @@ type Dialer struct {
 	HostKeys *secrets.HostKeys
 	Rules    *policy.Store
 	Screen   string // the screen plugin for shells
+	// ConnectTimeout bounds dial, handshake and authentication (0: 10 s).
+	ConnectTimeout time.Duration
 }
 
 // ShellOptions open an interactive shell.
@@ -202,7 +214,7 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 		start["hostKeyAlgorithms"] = algs
 	}
 	o := session.SSHOptions{
-		Host: cred.Host, Port: cred.Port, Owner: owner, Start: start,
+		Host: cred.Host, Port: cred.Port, Owner: owner, Start: start, Timeout: d.ConnectTimeout,
 		HostCall: hc.call, OnEvent: c.event,
 	}
 	if shell != nil {

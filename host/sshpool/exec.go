@@ -60,6 +60,7 @@ type channel struct {
 	// carrying this nonce: outEnd and errEnd say they arrived, cwd is the
 	// directory it ended in.
 	nonce          string
+	opened         bool // the server started the command (exec channels)
 	outEnd, errEnd bool
 	cwd            string
 }
@@ -125,6 +126,8 @@ func (c *conn) event(raw []byte) bool {
 	case "error":
 		ch.errMsg = ev.Message
 		ch.finish()
+	case "opened":
+		ch.opened = true
 	case "channel_closed", "closed":
 		ch.finish()
 	}
@@ -143,9 +146,10 @@ type Result struct {
 	StderrBytes     int    `json:"stderrBytes,omitempty"`
 	TimedOut        bool   `json:"timedOut,omitempty"`
 	Cancelled       bool   `json:"cancelled,omitempty"`
-	// Killed says the command was stopped on the server after a timeout
-	// or cancellation (signals; a persistent session's process group).
-	Killed bool   `json:"killed,omitempty"`
+	// Killed says the command is known to have ended on the server after
+	// a timeout or cancellation (it reported its exit or signal); false
+	// when it may still run, and always there.
+	Killed bool   `json:"killed"`
 	Cwd    string `json:"cwd,omitempty"`
 }
 
@@ -156,6 +160,9 @@ type ExecOptions struct {
 	Timeout  time.Duration // default 60 s
 	// Cwd is where a persistent session's shell starts (when it has to).
 	Cwd string
+	// noKill: a helper command (a killer) that is only closed when it
+	// times out, never killed in turn.
+	noKill bool
 }
 
 func newNonce() string {
@@ -169,6 +176,14 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 
 // exec runs one command on a new exec channel of c.
 func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
+	res, _, err := c.execStarted(ctx, o)
+	return res, err
+}
+
+// execStarted is exec, also reporting whether the server started the
+// command (its exec request was accepted): a warm connection that failed
+// before that ran nothing, and the call may go to a fresh one.
+func (c *conn) execStarted(ctx context.Context, o ExecOptions) (Result, bool, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
 	}
@@ -191,7 +206,7 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 	seq := c.s.LastSeq()
 	req, _ := json.Marshal(map[string]any{"op": "exec", "ch": id, "command": line})
 	if _, _, err := c.s.Control(ctx, req, false); err != nil {
-		return Result{}, &ConnectError{fmt.Errorf("exec: %v", err)}
+		return Result{}, false, &ConnectError{fmt.Errorf("exec: %v", err)}
 	}
 	timer := time.NewTimer(o.Timeout)
 	defer timer.Stop()
@@ -216,24 +231,25 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 		res.Cancelled = true
 	}
 	if res.TimedOut || res.Cancelled {
-		res.Killed = c.kill(id, ch)
+		res.Killed = c.kill(id, ch, o.noKill)
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
+	started := ch.opened || ch.code != nil || ch.signal != "" || ch.stdout.total > 0 || ch.stderr.total > 0
 	if !c.s.Alive() && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
 		msg := ch.errMsg
 		if msg == "" {
 			msg = "the connection ended before the command finished"
 		}
-		return Result{}, &ConnectError{errors.New(msg)}
+		return Result{}, started, &ConnectError{errors.New(msg)}
 	}
 	if ch.errMsg != "" && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
-		return Result{}, &ConnectError{fmt.Errorf("exec: %s", ch.errMsg)}
+		return Result{}, started, &ConnectError{fmt.Errorf("exec: %s", ch.errMsg)}
 	}
 	res.ExitCode, res.Signal = ch.code, ch.signal
 	stderr := ch.stderr.head
 	ch.output(&res, ch.stdout.head, stderr, o.MaxBytes)
-	return res, nil
+	return res, true, nil
 }
 
 // output puts the command's streams into res, each bounded to max bytes
@@ -267,32 +283,77 @@ func cut(p []byte, max, total int) (string, bool) {
 	return string(p), true
 }
 
-// kill stops a command given up on: a TERM signal request, then KILL,
-// then the channel is closed. (OpenSSH delivers a signal to the process it
-// started: an ephemeral command sent as a single command line is that
-// process, as sh execs it; persistent commands kill their shell's whole
-// process group, see killRepl.) It reports whether the command is known to
-// have ended.
-func (c *conn) kill(id int, ch *channel) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// kill stops a command given up on, and reports whether it is known to
+// have ended. First a TERM signal request: OpenSSH delivers it to the
+// process it started (an ephemeral command sent as a single command line
+// is that process, as sh execs it). A server may ignore the request
+// (OpenSSH without privilege separation, as for a root login: "session
+// signalling requires privilege separation"), so when the command has not
+// ended soon after, a second channel stops the process groups of the
+// other children of this connection's sshd (killer): sshd starts each
+// command in a session and process group of its own, and an ephemeral
+// connection runs one command at a time, so that is the command and what
+// it started. Then the channel is closed; a connection whose command may
+// still run is not used again (Pool.putBack).
+func (c *conn) kill(id int, ch *channel, closeOnly bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	sig := func(name string) {
 		req, _ := json.Marshal(map[string]any{"op": "signal", "ch": id, "signal": name})
 		c.s.Control(ctx, req, false)
 	}
-	sig("TERM")
-	select {
-	case <-ch.done:
-	case <-time.After(time.Second):
-		sig("KILL")
+	wait := func(d time.Duration) bool {
+		select {
+		case <-ch.done:
+			return true
+		case <-time.After(d):
+			return false
+		}
+	}
+	if !closeOnly {
+		sig("TERM")
+		if !wait(500 * time.Millisecond) {
+			c.exec(ctx, ExecOptions{Command: killer, Timeout: 5 * time.Second, MaxBytes: 1024, noKill: true})
+			if !wait(time.Second) {
+				sig("KILL")
+				wait(500 * time.Millisecond)
+			}
+		}
 	}
 	req, _ := json.Marshal(map[string]any{"op": "close", "ch": id})
 	c.s.Control(ctx, req, false)
-	select {
-	case <-ch.done:
-	case <-time.After(time.Second):
-	}
+	wait(time.Second)
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	return ch.code != nil || ch.signal != ""
 }
+
+// killer is run on a second channel of a connection to stop the command
+// of its other channel: TERM, a second later KILL, to the process group
+// of every other child of the sshd process that started it (found in
+// /proc, else with ps). It does nothing unless its parent is an sshd or
+// dropbear process, so a server that runs commands some other way is left
+// alone. POSIX sh, no single quotes (it is quoted once more for the
+// user's login shell).
+var killer = "exec /bin/sh -c " + shQuote(`pp=$PPID; me=$$
+[ "$pp" -gt 1 ] 2>/dev/null || exit 0
+comm=$(cat /proc/$pp/comm 2>/dev/null || ps -o comm= -p $pp 2>/dev/null)
+case "$comm" in *sshd*|*dropbear*) ;; *) exit 0;; esac
+kids() {
+  if [ -d /proc/$me ]; then
+    for d in /proc/[0-9]*; do
+      { read -r l < "$d/stat"; } 2>/dev/null || continue
+      set -- ${l##*) }
+      [ "$2" = "$pp" ] && [ "${d#/proc/}" != "$me" ] && echo "${d#/proc/}"
+    done
+  else
+    ps -A -o pid= -o ppid= | while read -r a b; do [ "$b" = "$pp" ] && [ "$a" != "$me" ] && echo "$a"; done
+  fi
+}
+for s in TERM KILL; do
+  k=$(kids)
+  [ -n "$k" ] || break
+  for p in $k; do kill -$s -$p 2>/dev/null || kill -$s $p 2>/dev/null; done
+  [ $s = KILL ] || sleep 1
+done
+exit 0`)

@@ -146,8 +146,89 @@ func TestExecStreamsAndAuth(t *testing.T) {
 	if !errors.As(err, &be) || len(f.srv.Commands()) != before {
 		t.Errorf("blocked: %v; server got %q", err, f.srv.Commands()[before:])
 	}
-	if n := len(f.reg.List(session.KindSSH)); n != 0 {
-		t.Errorf("%d ephemeral sessions left behind", n)
+	// What stays is the warm connection of each credential used (pw,
+	// key), nothing else.
+	f.pool.mu.Lock()
+	warm := len(f.pool.warm)
+	f.pool.mu.Unlock()
+	if n := len(f.reg.List(session.KindSSH)); n != warm || warm > 2 {
+		t.Errorf("%d ephemeral sessions left behind, %d of them warm", n, warm)
+	}
+}
+
+// sshdPid is the server-side connection an ephemeral command ran on.
+func (f *fixture) connOf(t *testing.T, owner, cred string) string {
+	t.Helper()
+	f.exec(t, ExecRequest{Owner: owner, CredID: cred, Command: "true"})
+	f.pool.mu.Lock()
+	defer f.pool.mu.Unlock()
+	w := f.pool.warm[warmKey{owner, cred}]
+	if w == nil {
+		t.Fatalf("no warm connection for %s/%s", owner, cred)
+	}
+	return w.c.s.ID
+}
+
+// Consecutive ephemeral calls reuse a warm connection; a changed
+// credential, a changed host key, a timed-out command, the idle timeout
+// and an owner at its limit each end it.
+func TestWarmConnections(t *testing.T) {
+	f := newFixture(t, Limits{PerOwner: 2, IdleTimeout: 2 * time.Second})
+	a := f.connOf(t, "o1", "pw")
+	if b := f.connOf(t, "o1", "pw"); b != a {
+		t.Fatalf("the second call opened %s instead of reusing %s", b, a)
+	}
+	if b := f.connOf(t, "o2", "pw"); b == a {
+		t.Fatal("another owner got o1's warm connection")
+	}
+	// The owner's limit: two shells need both slots, so the warm
+	// connections give way.
+	s1, err := f.pool.Shell(context.Background(), "key", ShellOptions{Owner: "o1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := f.pool.Shell(context.Background(), "key", ShellOptions{Owner: "o1"})
+	if err != nil {
+		t.Fatalf("a warm connection stood in the way of the limit: %v", err)
+	}
+	if s, err := f.reg.Get("o1", a); err == nil && s.Alive() {
+		t.Error("the evicted warm connection is still open")
+	}
+	f.reg.Remove(s1.ID)
+	f.reg.Remove(s2.ID)
+	// A changed known_hosts (the server's key no longer accepted).
+	a = f.connOf(t, "o1", "pw")
+	os.WriteFile(filepath.Join(f.dir, "known_hosts"), []byte(fmt.Sprintf("[127.0.0.1]:%d ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFmGsXtnR3l0fhtfbK4ZdqvHbAOuNH1fSekw9Gm7bJ5c\n", f.srv.Port)), 0o600)
+	_, err = f.pool.Execute(context.Background(), ExecRequest{Owner: "o1", CredID: "pw", Command: "true"})
+	if err == nil || !strings.Contains(err.Error(), "HOST KEY CHANGED") {
+		t.Errorf("a warm connection to a server whose recorded key changed: %v", err)
+	}
+	if s, err := f.reg.Get("o1", a); err == nil && s.Alive() {
+		t.Error("the warm connection to a distrusted server is still open")
+	}
+	os.Remove(filepath.Join(f.dir, "known_hosts"))
+	// A timed-out command's connection is not kept.
+	r := f.exec(t, ExecRequest{Owner: "o1", CredID: "pw", Command: "sleep 5", Timeout: 300 * time.Millisecond})
+	if !r.TimedOut || !r.Killed {
+		t.Errorf("timed out: %+v", r.Result)
+	}
+	a = f.connOf(t, "o1", "pw")
+	// The idle timeout closes it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.pool.mu.Lock()
+		w := f.pool.warm[warmKey{"o1", "pw"}]
+		f.pool.mu.Unlock()
+		if w == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the idle warm connection was not closed")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s, err := f.reg.Get("o1", a); err == nil && s.Alive() {
+		t.Error("the idle warm connection is still open")
 	}
 }
 
@@ -340,5 +421,28 @@ func TestPluginTrapFailsClosed(t *testing.T) {
 		if s.Alive() {
 			t.Errorf("session %s still alive after its plugin trapped", s.ID)
 		}
+	}
+}
+
+// Warm connections of all MCP sessions together stay within maxWarm: the
+// longest unused gives way.
+func TestWarmConnectionsBounded(t *testing.T) {
+	f := newFixture(t, Limits{})
+	for i := range maxWarm + 3 {
+		f.exec(t, ExecRequest{Owner: fmt.Sprintf("o%d", i), CredID: "pw", Command: "true"})
+	}
+	f.pool.mu.Lock()
+	warm := len(f.pool.warm)
+	_, first := f.pool.warm[warmKey{"o0", "pw"}]
+	_, last := f.pool.warm[warmKey{fmt.Sprintf("o%d", maxWarm+2), "pw"}]
+	f.pool.mu.Unlock()
+	live := 0
+	for _, s := range f.reg.List(session.KindSSH) {
+		if s.Alive() {
+			live++
+		}
+	}
+	if warm != maxWarm || live != maxWarm || first || !last {
+		t.Errorf("%d warm, %d live connections (oldest kept %v, newest %v); want %d, the newest", warm, live, first, last, maxWarm)
 	}
 }

@@ -223,9 +223,10 @@ func (c *conn) replExec(ctx context.Context, o ExecOptions) (Result, error) {
 
 // killRepl stops a command given up on: its shell's whole process group
 // (the shell too: the next command starts a new one), from a second
-// channel, then the repl channel is closed.
+// channel, then the repl channel is closed. It reports whether the shell
+// is known to have ended (its channel reported an exit or a signal).
 func (c *conn) killRepl(r *repl, ch *channel) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	c.mu.Lock()
 	pid := r.pid
@@ -233,7 +234,24 @@ func (c *conn) killRepl(r *repl, ch *channel) bool {
 	c.mu.Unlock()
 	if pid > 1 {
 		killer := fmt.Sprintf("kill -TERM -%d 2>/dev/null; sleep 1; kill -KILL -%d 2>/dev/null; exit 0", pid, pid)
-		c.exec(ctx, ExecOptions{Command: killer, Timeout: 4 * time.Second, MaxBytes: 1024})
+		c.exec(ctx, ExecOptions{Command: killer, Timeout: 4 * time.Second, MaxBytes: 1024, noKill: true})
+	}
+	select {
+	case <-ch.done:
+	case <-time.After(500 * time.Millisecond):
+		// Not ended (its pid never arrived, or it left the group): stop
+		// every other child of this connection's sshd.
+		c.exec(ctx, ExecOptions{Command: killer, Timeout: 5 * time.Second, MaxBytes: 1024, noKill: true})
+	}
+	ended := func() bool {
+		ch.mu.Lock()
+		defer ch.mu.Unlock()
+		return ch.code != nil || ch.signal != ""
+	}
+	// The shell's exit arrives before its channel closes.
+	select {
+	case <-ch.done:
+	case <-time.After(time.Second):
 	}
 	req, _ := json.Marshal(map[string]any{"op": "close", "ch": r.id})
 	c.s.Control(ctx, req, false)
@@ -241,5 +259,5 @@ func (c *conn) killRepl(r *repl, ch *channel) bool {
 	case <-ch.done:
 	case <-time.After(time.Second):
 	}
-	return pid > 1
+	return ended()
 }
