@@ -1,0 +1,100 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Before a dialect is known, nothing that looks like a pager is held back
+// or answered: a service that is no device (a BBS, a menu) gets its
+// stream as it is. Once a dialect's prompt was seen, its pagers are.
+func TestNoPagerBeforeDialect(t *testing.T) {
+	for _, banner := range []string{
+		"Welcome to the Board\r\n--More--",
+		"Linux fan club BBS\r\n--More--(12%)", // a weak banner hint is not enough
+		"menu\r\n ---- More ----",
+	} {
+		sc := New()
+		r := run(sc, []step{in(banner)}, nil)
+		b, evs := sc.Quiet()
+		if r.peer != "" || r.user != banner || sc.Held() || len(b) != 0 || len(evs) != 0 {
+			t.Errorf("%q: passed on %q, answered %q, held %v, quiet %q %d events", banner, r.user, r.peer, sc.Held(), b, len(evs))
+		}
+		for _, e := range r.events {
+			if strings.HasPrefix(e, "pager") {
+				t.Errorf("%q: %s", banner, e)
+			}
+		}
+	}
+	sc := New()
+	r := run(sc, []step{in("R1>"), out("show log\r"), in("show log\r\nline\r\n --More-- ")}, nil)
+	if r.peer != " " || !hasEvent(r, "pager") || !hasEvent(r, "dialect name=cisco_ios") {
+		t.Fatalf("after a Cisco prompt: %+v", r)
+	}
+}
+
+// A state exported by a version whose tables lacked the device's dialect
+// (simulated: linux confident from a BusyBox line, though the banner also
+// names FRRouting) is detected again on import, and its last prompt read
+// again; not once a command was answered, nor when the dialect was named.
+func TestImportDetectsAgain(t *testing.T) {
+	old := func(answered, forced bool) []byte {
+		st := State{
+			Dialect: "linux", Level: levelConfident, Forced: forced, Prompt: "frr-test>", MaxPages: DefaultMaxPages, Auto: true,
+			Banner:       []byte("BusyBox v1.36.1 built-in shell\nHello, this is FRRouting (version 9.1).\n\nUser Access Verification\n"),
+			DetectBudget: detectStart, Answered: answered,
+		}
+		b, err := json.Marshal(&st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	sc := New()
+	if err := sc.Import(old(false, false)); err != nil {
+		t.Fatal(err)
+	}
+	if in := sc.Info(); in.Dialect != "frr" || in.Mode != "user" || in.Hostname != "frr-test" || in.Modes == nil {
+		t.Fatalf("detected again: %+v", in)
+	}
+	r := run(sc, []step{out("show interface\r"), in("show interface\r\nx\r\n--More--")}, nil)
+	if r.peer != " " {
+		t.Fatalf("frr's pager after the import: %+v", r)
+	}
+	for _, c := range []struct {
+		name             string
+		answered, forced bool
+	}{{"answered", true, false}, {"forced", false, true}} {
+		sc := New()
+		if err := sc.Import(old(c.answered, c.forced)); err != nil {
+			t.Fatal(err)
+		}
+		if in := sc.Info(); in.Dialect != "linux" {
+			t.Errorf("%s: dialect %s, want linux kept", c.name, in.Dialect)
+		}
+	}
+}
+
+// The session's start is kept until a command (not an empty line, not a
+// login answer) reaches its prompt, and never beyond maxBanner.
+func TestBannerKept(t *testing.T) {
+	sc := New()
+	run(sc, []step{in("Acme OS\r\nlogin: "), out("admin\r"), in("admin\r\nPassword: "), out("pw\r"), in("\r\nR1>"), out("\r"), in("\r\nR1>")}, nil)
+	if !strings.Contains(string(sc.st.Banner), "Acme OS") || sc.st.Answered {
+		t.Fatalf("after the login and an empty line: banner %q, answered %v", sc.st.Banner, sc.st.Answered)
+	}
+	run(sc, []step{out("show clock\r"), in("show clock\r\n12:00\r\nR1>")}, nil)
+	if len(sc.st.Banner) != 0 || !sc.st.Answered {
+		t.Fatalf("after a command: banner %q, answered %v", sc.st.Banner, sc.st.Answered)
+	}
+	sc = New()
+	run(sc, []step{in(strings.Repeat("motd line of the day\r\n", 2000))}, nil)
+	if len(sc.st.Banner) != maxBanner {
+		t.Fatalf("banner kept: %d bytes, want %d", len(sc.st.Banner), maxBanner)
+	}
+	st, _ := sc.Export()
+	if err := New().Import(st); err != nil {
+		t.Fatal(err)
+	}
+}
