@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/termhost/termhost/host/link"
@@ -21,7 +22,7 @@ type TelnetOptions struct {
 	Plugins []string // chain after "telnet" (e.g. a dialect)
 	Screen  string   // the screen plugin ("" for none)
 	// Dialect attaches the dialect plugin after telnet: a dialect name, or
-	// "auto" to detect it ("" for none).
+	// "auto" to detect it ("" or NoDialect for none).
 	Dialect string
 	// Addr, if set, is the address dialed instead of resolving Host: the
 	// one of Host's addresses a credential's networks allow (TRUST-1).
@@ -55,14 +56,23 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 // DialectPlugin is the plugin that knows device dialects.
 const DialectPlugin = "dialect"
 
+// NoDialect, as a session's dialect, leaves the dialect plugin out (a
+// Telnet service that is no device, an SSH shell whose pagers are the
+// agent's to answer).
+const NoDialect = "none"
+
 // withDialect adds the dialect plugin to a chain when a dialect is asked
-// for ("auto" detects it; a name goes to the plugins' options).
+// for ("auto" detects it; a name goes to the plugins' options), once: a
+// chain that names it already keeps it where it is.
 func withDialect(chain []string, dialect string, opts map[string]any) []string {
-	if dialect == "" {
+	if dialect == "" || dialect == NoDialect {
 		return chain
 	}
 	if dialect != "auto" {
 		opts["dialect"] = dialect
+	}
+	if slices.Contains(chain, DialectPlugin) {
+		return chain
 	}
 	return append(chain, DialectPlugin)
 }

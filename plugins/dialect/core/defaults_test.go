@@ -98,3 +98,14 @@ func TestBannerKept(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A daemon's own vty (zebra's, not vtysh) names itself in its errors.
+func TestFRRDaemonVtyErrors(t *testing.T) {
+	for _, line := range []string{"% [ZEBRA] Unknown command: bogus-thing", "% [BGP] Command incomplete: router bgp"} {
+		sc := forced(t, "frr")
+		r := run(sc, []step{in("frr-test> "), out("bogus-thing\r"), in("bogus-thing\r\n" + line + "\r\nfrr-test> ")}, nil)
+		if !hasEvent(r, "error text="+line) {
+			t.Errorf("%q not flagged: %v", line, r.events)
+		}
+	}
+}
