@@ -167,15 +167,15 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 }
 
 // deviceDialect is the dialect a device session (telnet_connect,
-// ssh_shell) gets: the one named, or detection ("auto") when none is
-// named and the dialect plugin is there (SPEC DEV-1); "none" leaves the
-// plugin out.
+// ssh_shell) gets: the one named, or detection when none is named and
+// the dialect plugin is there (SPEC DEV-1), its pagers answered for
+// run_command only; "none" leaves the plugin out.
 func (s *Server) deviceDialect(named string) string {
 	if strings.TrimSpace(named) == "" {
 		if s.deps.Dialect == "" {
 			return ""
 		}
-		return "auto"
+		return session.DetectDialect
 	}
 	return named
 }

@@ -39,7 +39,7 @@ type sshShellIn struct {
 	Name         string `json:"name,omitempty" jsonschema:"unique name"`
 	Cols         int    `json:"cols,omitempty" jsonschema:"default 80"`
 	Rows         int    `json:"rows,omitempty" jsonschema:"default 24"`
-	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default auto (detected); none: pagers left to you"`
+	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default: detected, pagers answered by run_command; auto: always; none"`
 }
 
 // Bounds of the SSH tools' arguments.

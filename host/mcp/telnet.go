@@ -30,7 +30,7 @@ type connectIn struct {
 	// CredentialID logs in with a credential (SPEC DEV-3): host and port
 	// default to the credential's, the login dialogue is answered by the
 	// host.
-	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default auto (detected); none for a service that is no device"`
+	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default: detected, pagers answered by run_command; auto: always; none"`
 	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with it; host, port default to it"`
 }
 

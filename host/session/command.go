@@ -199,8 +199,8 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	if !s.Alive() {
 		return RunResult{}, s.disconnectedErr()
 	}
-	if o.Expect == nil && s.hasPlugin(DialectPlugin) {
-		o.shape = s.fallbackShape(ctx, o.Timeout)
+	if s.hasPlugin(DialectPlugin) {
+		o.shape = s.prepareCommand(ctx, o.Timeout, o.Expect != nil)
 	}
 	mark := s.Mark()
 	if err := s.Send(ctx, []byte(o.Command+enter)); err != nil {

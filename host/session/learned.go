@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -111,22 +113,47 @@ func (s *Session) partialLine(from uint64) (line string, off uint64, ok bool) {
 	return tail, start + uint64(i+1), true
 }
 
-// fallbackShape is the prompt shape a command on this session ends at
-// when its dialect has parsed no prompt (nil when it has, or when no
-// prompt can be learned): the one learned at login, else the output's
-// partial last line once the stream has settled.
-func (s *Session) fallbackShape(ctx context.Context, timeout time.Duration) *promptShape {
+// armCommand tells the dialect plugin that the next line sent is
+// run_command's (its pagers are answered) and returns what the plugin
+// knows. A plugin without the op (an older build) answers as info.
+func (s *Session) armCommand(ctx context.Context) (DialectInfo, error) {
+	var in DialectInfo
+	reply, _, err := s.Control(ctx, []byte(`{"op":"command"}`), false)
+	if err != nil {
+		return s.DialectInfo(ctx)
+	}
+	if err := json.Unmarshal(reply, &in); err != nil {
+		return in, fmt.Errorf("the dialect plugin's command reply: %w", err)
+	}
+	return in, nil
+}
+
+// unknownPrompt: the dialect has parsed no prompt and the device waits
+// for no login field or answer.
+func unknownPrompt(in DialectInfo) bool {
+	return in.Prompt == "" && in.Login == "" && in.Question == ""
+}
+
+// prepareCommand arms the dialect plugin for run_command's next line and
+// returns the prompt shape the command ends at when its dialect has
+// parsed no prompt (nil when it has, or when none can be learned): the
+// one learned at login, else the output's partial last line once the
+// stream has settled.
+func (s *Session) prepareCommand(ctx context.Context, timeout time.Duration, expect bool) *promptShape {
+	info, err := s.armCommand(ctx)
+	if err != nil || expect || !unknownPrompt(info) {
+		return nil
+	}
 	p := s.learned()
 	if p == "" {
 		// Learn from a settled stream: a banner still arriving has no
-		// prompt at its end yet.
+		// prompt at its end yet, and the dialect may parse it yet.
 		if _, _, err := s.Wait(ctx, s.Mark(), WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(timeout, learnQuiet)}, true); err != nil {
 			return nil
 		}
-	}
-	info, err := s.DialectInfo(ctx)
-	if err != nil || info.Prompt != "" || info.Login != "" || info.Question != "" {
-		return nil // the dialect knows the prompt, or the device waits for something else
+		if info, err = s.armCommand(ctx); err != nil || !unknownPrompt(info) {
+			return nil
+		}
 	}
 	if p == "" {
 		line, _, ok := s.partialLine(0)

@@ -56,19 +56,31 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 // DialectPlugin is the plugin that knows device dialects.
 const DialectPlugin = "dialect"
 
-// NoDialect, as a session's dialect, leaves the dialect plugin out (a
-// Telnet service that is no device, an SSH shell whose pagers are the
-// agent's to answer).
-const NoDialect = "none"
+// Dialects a session may ask for besides a name (withDialect).
+const (
+	// NoDialect leaves the dialect plugin out (a Telnet service that is
+	// no device).
+	NoDialect = "none"
+	// AutoDialect detects the dialect; its pagers are answered whatever
+	// sent the command.
+	AutoDialect = "auto"
+	// DetectDialect, the default of device sessions, detects the dialect
+	// and answers pagers only for run_command's commands: a line sent raw
+	// (telnet_send, send_keys) gets the device's pagers as they come.
+	DetectDialect = "detect"
+)
 
 // withDialect adds the dialect plugin to a chain when a dialect is asked
 // for ("auto" detects it; a name goes to the plugins' options), once: a
 // chain that names it already keeps it where it is.
 func withDialect(chain []string, dialect string, opts map[string]any) []string {
-	if dialect == "" || dialect == NoDialect {
+	switch dialect {
+	case "", NoDialect:
 		return chain
-	}
-	if dialect != "auto" {
+	case DetectDialect:
+		opts["commandPagers"] = true
+	case AutoDialect:
+	default:
 		opts["dialect"] = dialect
 	}
 	if slices.Contains(chain, DialectPlugin) {

@@ -109,3 +109,25 @@ func TestFRRDaemonVtyErrors(t *testing.T) {
 		}
 	}
 }
+
+// With CommandPagers, only an armed command's pagers are answered (or
+// held): a line the user sends itself sees the device's pager as sent.
+func TestCommandPagers(t *testing.T) {
+	sc := New()
+	sc.CommandPagers(true)
+	run(sc, []step{in("R1>")}, nil)
+	raw := run(sc, []step{out("show log\r"), in("show log\r\nline\r\n --More-- ")}, nil)
+	if raw.peer != "" || !strings.HasSuffix(raw.user, " --More-- ") || sc.Held() {
+		t.Fatalf("a raw command's pager: %+v", raw)
+	}
+	run(sc, []step{out("q"), in("\r\nR1>")}, nil)
+	sc.ArmCommand()
+	r := run(sc, []step{out("show log\r"), in("show log\r\nline\r\n --More-- ")}, nil)
+	if r.peer != " " || strings.Contains(r.user, "More") {
+		t.Fatalf("an armed command's pager: %+v", r)
+	}
+	r = run(sc, []step{in("\r\nR1>"), out("show log\r"), in("show log\r\nline\r\n --More-- ")}, nil)
+	if r.peer != "" {
+		t.Fatalf("the next, raw, command's pager: %+v", r)
+	}
+}

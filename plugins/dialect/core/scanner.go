@@ -76,6 +76,13 @@ type State struct {
 
 	MaxPages int  `json:"maxPages"`
 	Auto     bool `json:"auto"`
+	// CmdPagers: pagers are answered only for commands the host armed
+	// (ArmCommand: run_command's); other lines' output passes as the
+	// device sends it. Armed: the next line sent is one; CmdActive: the
+	// last line sent was one.
+	CmdPagers bool `json:"cmdPagers,omitempty"`
+	Armed     bool `json:"armed,omitempty"`
+	CmdActive bool `json:"cmdActive,omitempty"`
 	Pages    int  `json:"pages,omitempty"`
 	LimitHit bool `json:"limitHit,omitempty"`
 
@@ -152,6 +159,14 @@ func (s *Scanner) Force(name string) error {
 func (s *Scanner) SetPager(maxPages int, auto bool) {
 	s.st.MaxPages, s.st.Auto = maxPages, auto
 }
+
+// CommandPagers limits pager answers to the commands ArmCommand marks:
+// anything else the user types gets the device's pagers as they come.
+func (s *Scanner) CommandPagers(on bool) { s.st.CmdPagers = on }
+
+// ArmCommand marks the next line sent as a command whose pagers are
+// answered (with CommandPagers; without it every command's are).
+func (s *Scanner) ArmCommand() { s.st.Armed = true }
 
 // Info is what the scanner knows about the device.
 type Info struct {
@@ -304,6 +319,7 @@ func (s *Scanner) command() {
 	// A login field's answer or an empty line is no command: the dialect
 	// may still be detected again after them (Import).
 	s.st.Counts = cmd != "" && s.st.Login == "" && !s.st.Secret
+	s.st.CmdActive, s.st.Armed = s.st.Armed, false
 	// After the enable secret, a password asked again is the enable
 	// secret again (a wrong one).
 	s.st.Enable = s.st.Secret && s.st.Login == "enable" || !s.st.Secret && isEnable(s.d, cmd)
@@ -648,7 +664,12 @@ func (s *Scanner) release(tail []byte) {
 // named, confidently detected or has parsed a prompt. Before that nothing
 // is held back or answered, so a service that is no device (a BBS, a
 // menu) gets its stream as it is, whatever it prints.
+//
+// With CommandPagers, only the output of an armed command is looked at.
 func (s *Scanner) pagers() []pager {
+	if s.st.CmdPagers && !s.st.CmdActive {
+		return nil
+	}
 	if s.st.Forced || s.st.Level >= levelPrompt {
 		return s.d.pagers
 	}
