@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -182,9 +183,13 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		}
 		addr = a
 	}
+	dialect := s.deviceDialect(in.Dialect)
+	if in.Dialect == "" && slices.Contains(in.Plugins, session.DialectPlugin) {
+		dialect = session.AutoDialect // asked for by name in the chain: as before, every pager answered
+	}
 	sess, err := s.deps.Sessions.OpenTelnet(ctx, s.deps.Attach, session.TelnetOptions{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req), Addr: addr,
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen, Dialect: s.deviceDialect(in.Dialect),
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen, Dialect: dialect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)
