@@ -83,6 +83,7 @@ type State struct {
 	CmdPagers bool `json:"cmdPagers,omitempty"`
 	Armed     bool `json:"armed,omitempty"`
 	CmdActive bool `json:"cmdActive,omitempty"`
+
 	Pages    int  `json:"pages,omitempty"`
 	LimitHit bool `json:"limitHit,omitempty"`
 
