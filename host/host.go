@@ -219,6 +219,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if plugins.Has("shell") {
 		deps.ShellPlugin = "shell"
 	}
+	if plugins.Has(session.DialectPlugin) {
+		deps.Dialect = session.DialectPlugin
+	}
 	var ssh *SSH
 	if plugins.Has("ssh") {
 		ssh = openSSH(cfg, sessions, attach, deps.Screen)

@@ -40,11 +40,12 @@ func TestRunCommandOnShells(t *testing.T) {
 	}
 }
 
-// run_command against a Telnet device without a dialect, with expect.
+// run_command against a Telnet device without a dialect (dialect none:
+// detection is the default), with expect.
 func TestRunCommandWithExpect(t *testing.T) {
 	_, port := startDevsim(t, devsim.Config{NoLogin: true, PageLines: -1, NoColor: true})
 	h := startHost(t)
-	id := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
+	id := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "none"})["sessionId"].(string)
 	h.must("telnet_read", map[string]any{"sessionId": id, "until": `edge-r1>\s*$`, "timeoutMs": 5000})
 	r := h.must("run_command", map[string]any{"sessionId": id, "command": "show version", "expect": `edge-r1>\s*$`})
 	out, _ := r["output"].(string)

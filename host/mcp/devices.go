@@ -166,6 +166,20 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 	return res, nil
 }
 
+// deviceDialect is the dialect a device session (telnet_connect,
+// ssh_shell) gets: the one named, or detection when none is named and
+// the dialect plugin is there (SPEC DEV-1), its pagers answered for
+// run_command only; "none" leaves the plugin out.
+func (s *Server) deviceDialect(named string) string {
+	if strings.TrimSpace(named) == "" {
+		if s.deps.Dialect == "" {
+			return ""
+		}
+		return session.DetectDialect
+	}
+	return named
+}
+
 // runTimeout is a device call's timeoutMs, or the default when 0.
 func runTimeout(ms int) time.Duration {
 	if ms == 0 {

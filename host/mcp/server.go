@@ -52,6 +52,9 @@ type Deps struct {
 	// ShellPlugin the one that reads shell-integration marks ("shell").
 	Screen      string
 	ShellPlugin string
+	// Dialect is the dialect plugin device sessions (Telnet, SSH shells)
+	// get when no dialect is named, detecting it ("dialect"; "" for none).
+	Dialect string
 	// SSH serves the ssh tools; nil: the group has no tools.
 	SSH *SSH
 }

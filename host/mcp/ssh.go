@@ -39,7 +39,7 @@ type sshShellIn struct {
 	Name         string `json:"name,omitempty" jsonschema:"unique name"`
 	Cols         int    `json:"cols,omitempty" jsonschema:"default 80"`
 	Rows         int    `json:"rows,omitempty" jsonschema:"default 24"`
-	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect or auto"`
+	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default: detected, pagers answered by run_command; auto: always; none"`
 }
 
 // Bounds of the SSH tools' arguments.
@@ -165,7 +165,7 @@ func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshS
 			return nil, invalid("name", "%v", strings.TrimPrefix(err.Error(), session.ErrInvalidName.Error()+": "))
 		}
 	}
-	sess, err := s.deps.SSH.Pool.Shell(ctx, id, sshpool.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows, Dialect: in.Dialect})
+	sess, err := s.deps.SSH.Pool.Shell(ctx, id, sshpool.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows, Dialect: s.deviceDialect(in.Dialect)})
 	if err != nil {
 		return nil, err
 	}

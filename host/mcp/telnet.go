@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +31,7 @@ type connectIn struct {
 	// CredentialID logs in with a credential (SPEC DEV-3): host and port
 	// default to the credential's, the login dialogue is answered by the
 	// host.
-	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect, or auto: pagers answered, prompts and modes for run_command"`
+	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default: detected, pagers answered by run_command; auto: always; none"`
 	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with it; host, port default to it"`
 }
 
@@ -181,9 +183,13 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		}
 		addr = a
 	}
+	dialect := s.deviceDialect(in.Dialect)
+	if in.Dialect == "" && slices.Contains(in.Plugins, session.DialectPlugin) {
+		dialect = session.AutoDialect // asked for by name in the chain: as before, every pager answered
+	}
 	sess, err := s.deps.Sessions.OpenTelnet(ctx, s.deps.Attach, session.TelnetOptions{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req), Addr: addr,
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen, Dialect: in.Dialect,
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen, Dialect: dialect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)
@@ -196,11 +202,19 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		pass, _ := cred.Secret("password")
 		defer clear(pass)
 		prompt, err := sess.Login(ctx, cred.Username, pass, loginTimeout, secretGate(*cred, sess))
+		if errors.Is(err, session.ErrNoUsername) {
+			err = fmt.Errorf("%w: the device asked for a username, and credential %q has none (it is for password-only lines; add \"username\" to it for this device)", session.ErrLogin, cred.ID)
+		}
 		if err != nil {
 			s.deps.Sessions.Remove(sess.ID)
 			return nil, fmt.Errorf("telnet_connect to %s: %w", link.JoinHostPort(host, in.Port), err)
 		}
 		out["loggedIn"], out["prompt"] = true, prompt
+		// The dialect detected from the banner and the prompt ("" when no
+		// table knows the device: commands then end at the prompt above).
+		if info, err := sess.DialectInfo(ctx); err == nil {
+			out["dialect"] = info.Dialect
+		}
 	}
 	return out, nil
 }

@@ -27,11 +27,13 @@ const (
 // Info is what may be shown about a credential (ssh_list_credentials):
 // never a secret.
 type Info struct {
-	ID       string `json:"id"`
-	Name     string `json:"name,omitempty"`
-	Host     string `json:"host"`
-	Port     int    `json:"port"`
-	Username string `json:"username"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Username is empty only for a device credential of a password-only
+	// line (SPEC DEV-3), which SSH cannot use.
+	Username string `json:"username,omitempty"`
 	AuthType string `json:"authType"`
 	// Hosts and Programs are where else the credential may be used
 	// (SPEC TRUST-1), as the file writes them.
@@ -65,7 +67,11 @@ func (c Credential) PortOr(def int) int {
 
 // String never prints a secret, whatever verb is used.
 func (c Credential) String() string {
-	return fmt.Sprintf("credential %q (%s@%s:%d, %s)", c.ID, c.Username, c.Host, c.Port, c.AuthType)
+	user := ""
+	if c.Username != "" {
+		user = c.Username + "@"
+	}
+	return fmt.Sprintf("credential %q (%s%s:%d, %s)", c.ID, user, c.Host, c.Port, c.AuthType)
 }
 
 // GoString is String, so %#v does not print the secrets either.
@@ -213,8 +219,13 @@ func (e fileEntry) credential(d Defaults) (Credential, error) {
 		}
 		c.Port, c.portGiven = *e.Port, true
 	}
-	if e.Username == "" {
-		return c, errors.New("username: missing (expected the login name)")
+	if e.Username == "" && e.AuthType != "" {
+		// A device credential (no authType, a password) may leave it
+		// out: Cisco's line vty and FRR's vty ask for a password only.
+		return c, errors.New("username: missing (expected the login name; only a device credential, with a password and no authType, may leave it out)")
+	}
+	if strings.ContainsAny(e.Username, "\x00\r\n") {
+		return c, errors.New("username: expected one line (no CR, LF or NUL)")
 	}
 	if err := c.setTargets(e.Hosts, e.Programs); err != nil {
 		return c, err

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -65,6 +66,31 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
+// A device credential (a password, no authType) may leave out the
+// username: password-only lines (Cisco line vty, FRR) ask for none. It is
+// listed without one, and an SSH login refuses it before dialing.
+func TestPasswordOnlyDeviceCredential(t *testing.T) {
+	data := `{"version":"1.0","credentials":[{"id":"vty","host":"r1","port":23,"password":"` + b64(testPassword) + `","enableSecret":"` + b64("en") + `"}]}`
+	cs, err := Parse([]byte(data), Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs[0]
+	if c.Username != "" || c.AuthType != AuthPassword || string(c.Password()) != testPassword {
+		t.Fatalf("parsed: %v", c)
+	}
+	b, _ := json.Marshal(c.Info)
+	if strings.Contains(string(b), "username") || c.String() != `credential "vty" (r1:23, password)` {
+		t.Errorf("shown as %s / %s", b, c)
+	}
+	if _, err := c.Keys(); !errors.Is(err, ErrNoUsername) || !strings.Contains(err.Error(), `credential "vty" has no username`) {
+		t.Errorf("Keys: %v", err)
+	}
+	if _, err := c.Secret("username"); err == nil {
+		t.Error("Secret(username) of a credential without one")
+	}
+}
+
 func TestParseErrorsNameTheField(t *testing.T) {
 	entry := func(s string) string { return `{"version":"1.0","credentials":[` + s + `]}` }
 	for _, c := range []struct{ in, want string }{
@@ -76,6 +102,9 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{entry(`{"id":"a","host":"h","port":70000,"username":"u","authType":"agent"}`), "port: 70000 is out of range"},
 		{entry(`{"id":"a","host":"h","port":"22","username":"u","authType":"agent"}`), "port"},
 		{entry(`{"id":"a","host":"h","authType":"agent"}`), "username: missing"},
+		{entry(`{"id":"a","host":"h","authType":"password","password":"` + b64(testPassword) + `"}`), "username: missing"},
+		{entry(`{"id":"a","host":"h","username":"u\r\nreload","password":"` + b64(testPassword) + `"}`), "username: expected one line"},
+		{entry(`{"id":"a","host":"h"}`), "authType: missing"},
 		{entry(`{"id":"a","host":"h","username":"u"}`), "authType: missing"},
 		{entry(`{"id":"a","host":"h","username":"u","authType":"magic"}`), `authType: "magic" is not known`},
 		{entry(`{"id":"a","host":"h","username":"u","authType":"key"}`), "privateKeyPath: missing"},
@@ -191,8 +220,8 @@ func TestKeysSign(t *testing.T) {
 		cred Credential
 		alg  string
 	}{
-		{"ed25519", Credential{Info: Info{ID: "a", AuthType: AuthKey}, PrivateKeyPath: plain}, ""},
-		{"rsa with passphrase", Credential{Info: Info{ID: "b", AuthType: AuthKey}, PrivateKeyPath: locked, passphrase: []byte("open sesame")}, ssh.KeyAlgoRSASHA256},
+		{"ed25519", Credential{Info: Info{ID: "a", Username: "u", AuthType: AuthKey}, PrivateKeyPath: plain}, ""},
+		{"rsa with passphrase", Credential{Info: Info{ID: "b", Username: "u", AuthType: AuthKey}, PrivateKeyPath: locked, passphrase: []byte("open sesame")}, ssh.KeyAlgoRSASHA256},
 	} {
 		k, err := c.cred.Keys()
 		if err != nil {
@@ -223,11 +252,11 @@ func TestKeysSign(t *testing.T) {
 		cred Credential
 		want string
 	}{
-		{"no passphrase", Credential{Info: Info{ID: "c", AuthType: AuthKey}, PrivateKeyPath: locked}, "encrypted and no passphrase"},
-		{"wrong passphrase", Credential{Info: Info{ID: "c", AuthType: AuthKey}, PrivateKeyPath: locked, passphrase: []byte("nope")}, "passphrase does not open"},
-		{"missing file", Credential{Info: Info{ID: "c", AuthType: AuthKey}, PrivateKeyPath: filepath.Join(dir, "none")}, "does not exist"},
-		{"not a key", Credential{Info: Info{ID: "c", AuthType: AuthKey}, PrivateKeyPath: writeFileRet(t, dir, "junk", "hello", 0o600)}, "cannot be parsed"},
-		{"open key", Credential{Info: Info{ID: "c", AuthType: AuthKey}, PrivateKeyPath: writeFileRet(t, dir, "open", "x", 0o644)}, "chmod 600"},
+		{"no passphrase", Credential{Info: Info{ID: "c", Username: "u", AuthType: AuthKey}, PrivateKeyPath: locked}, "encrypted and no passphrase"},
+		{"wrong passphrase", Credential{Info: Info{ID: "c", Username: "u", AuthType: AuthKey}, PrivateKeyPath: locked, passphrase: []byte("nope")}, "passphrase does not open"},
+		{"missing file", Credential{Info: Info{ID: "c", Username: "u", AuthType: AuthKey}, PrivateKeyPath: filepath.Join(dir, "none")}, "does not exist"},
+		{"not a key", Credential{Info: Info{ID: "c", Username: "u", AuthType: AuthKey}, PrivateKeyPath: writeFileRet(t, dir, "junk", "hello", 0o600)}, "cannot be parsed"},
+		{"open key", Credential{Info: Info{ID: "c", Username: "u", AuthType: AuthKey}, PrivateKeyPath: writeFileRet(t, dir, "open", "x", 0o644)}, "chmod 600"},
 	} {
 		_, err := c.cred.Keys()
 		var ke *KeyError
@@ -269,7 +298,7 @@ func TestAgentKeys(t *testing.T) {
 		}
 	}()
 	t.Setenv("SSH_AUTH_SOCK", sock)
-	k, err := Credential{Info: Info{ID: "ag", AuthType: AuthAgent}}.Keys()
+	k, err := Credential{Info: Info{ID: "ag", Username: "u", AuthType: AuthAgent}}.Keys()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,13 +313,13 @@ func TestAgentKeys(t *testing.T) {
 	// A .pub file picks one of the agent's keys.
 	pub2, _ := ssh.NewPublicKey(k2.Public())
 	pubPath := writeFileRet(t, dir, "k2.pub", string(ssh.MarshalAuthorizedKey(pub2)), 0o644)
-	k, err = Credential{Info: Info{ID: "ag", AuthType: AuthAgent}, PrivateKeyPath: pubPath}.Keys()
+	k, err = Credential{Info: Info{ID: "ag", Username: "u", AuthType: AuthAgent}, PrivateKeyPath: pubPath}.Keys()
 	if err != nil || k.Len() != 1 || string(k.Public()[0]) != string(pub2.Marshal()) {
 		t.Fatalf("agent key by .pub: %v", err)
 	}
 	k.Close()
 	t.Setenv("SSH_AUTH_SOCK", "")
-	if _, err := (Credential{Info: Info{ID: "ag", AuthType: AuthAgent}}).Keys(); err == nil || !strings.Contains(err.Error(), "SSH_AUTH_SOCK") {
+	if _, err := (Credential{Info: Info{ID: "ag", Username: "u", AuthType: AuthAgent}}).Keys(); err == nil || !strings.Contains(err.Error(), "SSH_AUTH_SOCK") {
 		t.Errorf("no agent: %v", err)
 	}
 }

@@ -72,9 +72,18 @@ func (k *Keys) Close() {
 	}
 }
 
-// Keys loads the signers of a key or agent credential. A password
-// credential has none.
+// ErrNoUsername: an SSH login with a credential that has no username (a
+// device credential of a password-only line).
+var ErrNoUsername = errors.New("no username")
+
+// Keys loads what an SSH login with the credential needs besides its
+// password: the signers of a key or agent credential (a password
+// credential has none). A credential without a username cannot log in
+// over SSH and is refused here, before anything is dialed.
 func (c Credential) Keys() (*Keys, error) {
+	if c.Username == "" {
+		return nil, fmt.Errorf("credential %q has %w: it is a device credential for a password-only line (telnet_connect); an SSH login needs \"username\"", c.ID, ErrNoUsername)
+	}
 	switch c.AuthType {
 	case AuthKey:
 		s, err := c.fileSigner()

@@ -19,6 +19,10 @@ type RunOptions struct {
 	// Expect, if set, ends the command where it first matches the output
 	// (for sessions without a dialect or shell integration).
 	Expect *Pattern
+
+	// shape: the learned prompt a command ends at when the dialect knows
+	// none (learned.go).
+	shape *promptShape
 }
 
 // RunResult is a command's output and how it ended.
@@ -195,6 +199,9 @@ func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, erro
 	if !s.Alive() {
 		return RunResult{}, s.disconnectedErr()
 	}
+	if s.hasPlugin(DialectPlugin) {
+		o.shape = s.prepareCommand(ctx, o.Timeout, o.Expect != nil)
+	}
 	mark := s.Mark()
 	if err := s.Send(ctx, []byte(o.Command+enter)); err != nil {
 		return RunResult{}, err
@@ -230,8 +237,16 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 	// not echo the command as typed gets the first prompt once the stream
 	// has been quiet for echoQuiet.
 	anchor := echoAnchor{tail: echoTail(o.Command), on: dialect}
-	ends := func(e *Event) bool {
-		return anchor.after(e.Offset) || (!anchor.found && anchor.quiet)
+	endsAt := func(off uint64) bool {
+		return anchor.after(off) || (!anchor.found && anchor.quiet)
+	}
+	ends := func(e *Event) bool { return endsAt(e.Offset) }
+	// learned: where the output's last line took the learned prompt's
+	// shape (o.shape), when no dialect prompt came.
+	var learned struct {
+		found bool
+		off   uint64
+		line  string
 	}
 	stop := func() bool {
 		col.pull()
@@ -244,6 +259,12 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 				continue
 			}
 			if endEvents[e.Type] && !leftPager(e) || isPrompt(e) && ends(e) {
+				return true
+			}
+		}
+		if o.shape != nil {
+			if line, off, ok := s.partialLine(mark.Off); ok && off > mark.Off && endsAt(off) && o.shape.matches(line) {
+				learned.found, learned.off, learned.line = true, off, line
 				return true
 			}
 		}
@@ -335,6 +356,10 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 			n := int(c)
 			res.ExitCode = &n
 		}
+	case learned.found:
+		// No dialect knows this device: its prompt, as learned, ends it.
+		res.Reason, res.Prompt = "prompt", strings.TrimRight(learned.line, " \t")
+		end = learned.off
 	case reason == ReasonMatched && o.Expect != nil:
 		res.Reason = "matched"
 	}

@@ -36,6 +36,10 @@ func (s *Session) dialectPromptAfter(seq uint64) bool {
 // ErrLogin is a login that did not succeed.
 var ErrLogin = errors.New("login failed")
 
+// ErrNoUsername: the device asked for a username and the credential has
+// none (a password-only credential, SPEC DEV-3); nothing was typed.
+var ErrNoUsername = errors.New("the device asked for a username, and the credential has none")
+
 // Login answers a device's login dialogue: the username when asked for
 // one, the password (typed as a secret: masked in what comes back) when
 // asked for it, until a prompt shows or timeout. Each is typed once: a
@@ -92,7 +96,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 				return "", fmt.Errorf("%w: the device asked for the username again (wrong username or password?)", ErrLogin)
 			}
 			if username == "" {
-				return "", fmt.Errorf("%w: the device asks for a username and the credential has none", ErrLogin)
+				return "", fmt.Errorf("%w: %w", ErrLogin, ErrNoUsername)
 			}
 			if err := s.sendRaw(ctx, []byte(username+enter)); err != nil {
 				return "", err
@@ -104,13 +108,13 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			// event says so at once; otherwise the line must stay last for
 			// a moment.
 			if s.dialectPromptAfter(prev.Seq) {
-				return lastLine(text), nil
+				return s.loggedIn(lastLine(text)), nil
 			}
 			if _, _, err := s.Wait(ctx, mark, WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(loginSettle*4, max(left, time.Millisecond))}, true); err != nil {
 				return "", err
 			}
 			if s.buf.Head() == head {
-				return lastLine(text), nil
+				return s.loggedIn(lastLine(text)), nil
 			}
 			// More came: not the prompt yet. Look again at everything since
 			// the previous step, so a prompt cut by this read ("name" then
@@ -120,6 +124,13 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 		}
 	}
 	return "", fmt.Errorf("%w: no prompt within %v", ErrLogin, timeout)
+}
+
+// loggedIn records the prompt a login ended at: commands that no dialect
+// ends end at it (learned.go).
+func (s *Session) loggedIn(prompt string) string {
+	s.learn(prompt)
+	return prompt
 }
 
 func lastLine(s string) string {

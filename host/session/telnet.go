@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/termhost/termhost/host/link"
@@ -21,7 +22,7 @@ type TelnetOptions struct {
 	Plugins []string // chain after "telnet" (e.g. a dialect)
 	Screen  string   // the screen plugin ("" for none)
 	// Dialect attaches the dialect plugin after telnet: a dialect name, or
-	// "auto" to detect it ("" for none).
+	// "auto" to detect it ("" or NoDialect for none).
 	Dialect string
 	// Addr, if set, is the address dialed instead of resolving Host: the
 	// one of Host's addresses a credential's networks allow (TRUST-1).
@@ -55,14 +56,35 @@ func (r *Registry) OpenTelnet(ctx context.Context, attach Attacher, o TelnetOpti
 // DialectPlugin is the plugin that knows device dialects.
 const DialectPlugin = "dialect"
 
+// Dialects a session may ask for besides a name (withDialect).
+const (
+	// NoDialect leaves the dialect plugin out (a Telnet service that is
+	// no device).
+	NoDialect = "none"
+	// AutoDialect detects the dialect; its pagers are answered whatever
+	// sent the command.
+	AutoDialect = "auto"
+	// DetectDialect, the default of device sessions, detects the dialect
+	// and answers pagers only for run_command's commands: a line sent raw
+	// (telnet_send, send_keys) gets the device's pagers as they come.
+	DetectDialect = "detect"
+)
+
 // withDialect adds the dialect plugin to a chain when a dialect is asked
-// for ("auto" detects it; a name goes to the plugins' options).
+// for ("auto" detects it; a name goes to the plugins' options), once: a
+// chain that names it already keeps it where it is.
 func withDialect(chain []string, dialect string, opts map[string]any) []string {
-	if dialect == "" {
+	switch dialect {
+	case "", NoDialect:
 		return chain
-	}
-	if dialect != "auto" {
+	case DetectDialect:
+		opts["commandPagers"] = true
+	case AutoDialect:
+	default:
 		opts["dialect"] = dialect
+	}
+	if slices.Contains(chain, DialectPlugin) {
+		return chain
 	}
 	return append(chain, DialectPlugin)
 }

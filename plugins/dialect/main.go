@@ -15,8 +15,11 @@
 // Control requests (on_control): {"op":"dialect","name":"…"} forces a
 // dialect; {"op":"pager","maxPages":N,"auto":bool}; {"op":"info"} (the
 // dialect, the last prompt's mode, a pending login field or question, and
-// the dialect's mode commands, which the host's set_mode follows). Session
-// options: {"dialect":"…","maxPages":N,"pager":bool}. The pattern tables
+// the dialect's mode commands, which the host's set_mode follows);
+// {"op":"command"} marks the next line sent as a command whose pagers are
+// answered, and replies as info. Session options: {"dialect":"…",
+// "maxPages":N,"pager":bool,"commandPagers":bool} (commandPagers: pagers
+// are answered only for lines marked by "command"). The pattern tables
 // are data: core/dialects/*.json (see README.md).
 package main
 
@@ -45,6 +48,9 @@ type options struct {
 	Dialect  string `json:"dialect"`
 	MaxPages *int   `json:"maxPages"`
 	Pager    *bool  `json:"pager"`
+	// CommandPagers: answer pagers only for commands armed by the
+	// "command" op (the host's run_command).
+	CommandPagers bool `json:"commandPagers"`
 }
 
 func newSession(o sdk.Open) (sdk.Session, error) {
@@ -70,6 +76,7 @@ func newSession(o sdk.Open) (sdk.Session, error) {
 			info.Auto = *opt.Pager
 		}
 		s.sc.SetPager(info.MaxPages, info.Auto)
+		s.sc.CommandPagers(opt.CommandPagers)
 	}
 	return s, nil
 }
@@ -155,8 +162,11 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 		return []byte(`{"ok":true}`), nil
 	case "info":
 		return json.Marshal(s.sc.Info())
+	case "command":
+		s.sc.ArmCommand()
+		return json.Marshal(s.sc.Info())
 	}
-	return nil, errors.New(`unknown op (dialect, pager, info)`)
+	return nil, errors.New(`unknown op (dialect, pager, info, command)`)
 }
 
 func (s *session) Close(out *sdk.Out) { out.ToUser(s.sc.Flush(nil)) }

@@ -40,6 +40,9 @@ const (
 	maxErase       = 256
 	maxText        = 256
 	maxOutLine     = 16
+	// maxBanner bounds the start of the session kept for detecting again
+	// with the tables of a new version of the plugin (Import).
+	maxBanner = 8 << 10
 )
 
 // Detection levels.
@@ -73,6 +76,14 @@ type State struct {
 
 	MaxPages int  `json:"maxPages"`
 	Auto     bool `json:"auto"`
+	// CmdPagers: pagers are answered only for commands the host armed
+	// (ArmCommand: run_command's); other lines' output passes as the
+	// device sends it. Armed: the next line sent is one; CmdActive: the
+	// last line sent was one.
+	CmdPagers bool `json:"cmdPagers,omitempty"`
+	Armed     bool `json:"armed,omitempty"`
+	CmdActive bool `json:"cmdActive,omitempty"`
+
 	Pages    int  `json:"pages,omitempty"`
 	LimitHit bool `json:"limitHit,omitempty"`
 
@@ -98,6 +109,17 @@ type State struct {
 	ErrLines     int `json:"errLines,omitempty"`
 	ErrBytes     int `json:"errBytes,omitempty"`
 	DetectBudget int `json:"detectBudget,omitempty"`
+
+	// Banner: the complete lines of the session's start, kept (up to
+	// maxBanner) until a command is answered, so a new version of the
+	// plugin, with tables this one lacks, can detect again (Import).
+	Banner []byte `json:"banner,omitempty"`
+	// Counts: the command awaiting its prompt is a command (not an empty
+	// line or a login field's answer). Answered: one such command has
+	// reached its prompt; the dialect is no longer detected again on
+	// import.
+	Counts   bool `json:"counts,omitempty"`
+	Answered bool `json:"answered,omitempty"`
 }
 
 // Scanner reads one session's inbound stream.
@@ -138,6 +160,14 @@ func (s *Scanner) Force(name string) error {
 func (s *Scanner) SetPager(maxPages int, auto bool) {
 	s.st.MaxPages, s.st.Auto = maxPages, auto
 }
+
+// CommandPagers limits pager answers to the commands ArmCommand marks:
+// anything else the user types gets the device's pagers as they come.
+func (s *Scanner) CommandPagers(on bool) { s.st.CmdPagers = on }
+
+// ArmCommand marks the next line sent as a command whose pagers are
+// answered (with CommandPagers; without it every command's are).
+func (s *Scanner) ArmCommand() { s.st.Armed = true }
 
 // Info is what the scanner knows about the device.
 type Info struct {
@@ -182,11 +212,44 @@ func (s *Scanner) Import(b []byte) error {
 		}
 	}
 	if len(st.Line) > MaxLine || len(st.EBuf) > maxErase+16 || len(st.OutLine) > maxOutLine ||
-		len(st.Question) > maxText || len(st.Login) > 16 {
+		len(st.Question) > maxText || len(st.Login) > 16 || len(st.Banner) > maxBanner {
 		return errors.New("state out of bounds")
 	}
 	s.st, s.d = st, d
+	s.redetect()
 	return nil
+}
+
+// redetect runs banner detection again over the kept start of the
+// session, with this version's tables: a dialect added or changed since
+// the state was exported applies to a session that has not had a command
+// answered yet, by the usual rules (a confident match overrules a guess
+// or linux; equal evidence keeps what was found first). The last prompt
+// is read again with the dialect chosen. Nothing is emitted: the next
+// prompt event names the dialect.
+func (s *Scanner) redetect() {
+	if s.st.Forced || s.st.Answered || len(s.st.Banner) == 0 {
+		return
+	}
+	was := s.d
+	for rest := s.st.Banner; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		s.detectLine(line, 0)
+	}
+	s.evs = s.evs[:0]
+	if s.d == was || s.st.Prompt == "" {
+		return
+	}
+	if m, ok := parsePrompt(s.d, []byte(s.st.Prompt), s.st.Hostname, s.st.Edit); ok {
+		s.st.Mode, s.st.Submode, s.st.Hostname, s.st.User = m.mode, m.sub, m.host, m.user
+		return
+	}
+	s.st.Mode, s.st.Submode, s.st.Hostname, s.st.User, s.st.Prompt = "", "", "", "", ""
 }
 
 // Held reports whether bytes are held back (a partial line that may yet
@@ -254,6 +317,10 @@ func (s *Scanner) Outbound(p []byte) {
 func (s *Scanner) command() {
 	cmd := strings.TrimSpace(string(s.st.OutLine))
 	s.st.OutLine = s.st.OutLine[:0]
+	// A login field's answer or an empty line is no command: the dialect
+	// may still be detected again after them (Import).
+	s.st.Counts = cmd != "" && s.st.Login == "" && !s.st.Secret
+	s.st.CmdActive, s.st.Armed = s.st.Armed, false
 	// After the enable secret, a password asked again is the enable
 	// secret again (a wrong one).
 	s.st.Enable = s.st.Secret && s.st.Login == "enable" || !s.st.Secret && isEnable(s.d, cmd)
@@ -303,7 +370,7 @@ func (s *Scanner) Inbound(p []byte) (out []byte, evs []Event, changed bool) {
 			s.st.Held = false
 			s.changed = true
 		}
-		if s.st.ErrLines > 0 || s.detecting() {
+		if s.st.ErrLines > 0 || s.detecting() || s.keepBanner() {
 			s.lines(body)
 		}
 		if s.d == anyDialect || s.d.Name == "juniper_junos" {
@@ -317,14 +384,20 @@ func (s *Scanner) Inbound(p []byte) (out []byte, evs []Event, changed bool) {
 	return s.out, s.evs, s.changed
 }
 
+// keepBanner: the session's start is still being kept for detecting
+// again (Import).
+func (s *Scanner) keepBanner() bool {
+	return !s.st.Forced && !s.st.Answered && len(s.st.Banner) < maxBanner
+}
+
 // lines looks at the complete lines of body for errors and banners, while
-// either window is open.
+// either window is open, and keeps the session's start.
 func (s *Scanner) lines(body []byte) {
 	base := len(s.out)
 	defer func() { s.st.DetectBudget -= len(body) }()
 	first := true
 	for start := 0; start < len(body); {
-		if s.st.ErrLines <= 0 && !s.detecting() {
+		if s.st.ErrLines <= 0 && !s.detecting() && !s.keepBanner() {
 			break
 		}
 		j := start + bytes.IndexByte(body[start:], '\n')
@@ -337,24 +410,18 @@ func (s *Scanner) lines(body []byte) {
 		if len(line) > MaxLine {
 			line = line[:MaxLine]
 		}
+		if s.keepBanner() {
+			n := min(len(line), maxBanner-len(s.st.Banner)-1)
+			s.st.Banner = append(append(s.st.Banner, line[:n]...), '\n')
+		}
 		s.checkLine(line, base+j+1)
 		start = j + 1
 	}
 }
 
 func (s *Scanner) checkLine(line []byte, at int) {
-	if s.st.DetectBudget > 0 && !s.st.Forced && (s.st.Level < levelConfident || s.st.Dialect == "linux") {
-		for _, d := range byPriority {
-			for _, x := range d.detect {
-				if bytes.Contains(line, x.contains) {
-					lv := levelWeak
-					if x.confident {
-						lv = levelConfident
-					}
-					s.detected(d, lv, at)
-				}
-			}
-		}
+	if s.st.DetectBudget > 0 {
+		s.detectLine(line, at)
 	}
 	if s.st.ErrLines <= 0 {
 		return
@@ -376,6 +443,24 @@ func (s *Scanner) checkLine(line []byte, at int) {
 		if (e.prefix != "" && bytes.HasPrefix(v, []byte(e.prefix))) || (e.contains != "" && bytes.Contains(v, []byte(e.contains))) {
 			s.event(at, map[string]any{"type": "error", "text": text(v)}, nil)
 			return
+		}
+	}
+}
+
+// detectLine looks for the dialects' banner texts in a complete line.
+func (s *Scanner) detectLine(line []byte, at int) {
+	if s.st.Forced || (s.st.Level == levelConfident && s.st.Dialect != "linux") {
+		return
+	}
+	for _, d := range byPriority {
+		for _, x := range d.detect {
+			if bytes.Contains(line, x.contains) {
+				lv := levelWeak
+				if x.confident {
+					lv = levelConfident
+				}
+				s.detected(d, lv, at)
+			}
 		}
 	}
 }
@@ -531,7 +616,7 @@ func (s *Scanner) tail(tail []byte) {
 	s.vis = v[:0]
 	if escCut(s.st.Line) {
 		// Wait for the end of the escape sequence before deciding.
-		if s.st.Held || (newLine && holdable(s.d, bytes.TrimLeft(v, " \t\r"))) {
+		if s.st.Held || (newLine && holdable(s.pagers(), bytes.TrimLeft(v, " \t\r"))) {
 			s.st.Held = true
 			s.changed = true
 			return
@@ -548,7 +633,7 @@ func (s *Scanner) tail(tail []byte) {
 			s.release(tail)
 			return
 		}
-		if holdable(s.d, lt) {
+		if holdable(s.pagers(), lt) {
 			if !s.st.Held {
 				s.st.Held = true
 			}
@@ -576,10 +661,26 @@ func (s *Scanner) release(tail []byte) {
 	s.out = append(s.out, tail...)
 }
 
+// pagers are the pager prompts looked for: the dialect's, once it is
+// named, confidently detected or has parsed a prompt. Before that nothing
+// is held back or answered, so a service that is no device (a BBS, a
+// menu) gets its stream as it is, whatever it prints.
+//
+// With CommandPagers, only the output of an armed command is looked at.
+func (s *Scanner) pagers() []pager {
+	if s.st.CmdPagers && !s.st.CmdActive {
+		return nil
+	}
+	if s.st.Forced || s.st.Level >= levelPrompt {
+		return s.d.pagers
+	}
+	return nil
+}
+
 // holdable: lt (the partial line without its leading blanks) could still
-// become a pager prompt.
-func holdable(d *Dialect, lt []byte) bool {
-	for _, p := range d.pagers {
+// become one of pagers.
+func holdable(pagers []pager, lt []byte) bool {
+	for _, p := range pagers {
 		if len(lt) <= len(p.lead) {
 			if strings.HasPrefix(p.lead, string(lt)) {
 				return true
@@ -597,7 +698,7 @@ func (s *Scanner) pager(v []byte, quiet bool) bool {
 	if len(v) == 0 {
 		return false
 	}
-	for _, p := range s.d.pagers {
+	for _, p := range s.pagers() {
 		if !bytes.HasPrefix(v, []byte(p.lead)) || !p.re.Match(v) {
 			continue
 		}
@@ -692,8 +793,15 @@ func (s *Scanner) classify(tv []byte) {
 	}
 }
 
-// prompt parses tv with d's prompt patterns.
-func (s *Scanner) prompt(d *Dialect, tv []byte, at int) bool {
+// parsed is a prompt read by a dialect's patterns.
+type parsed struct {
+	mode, sub, host, user, cwd string
+}
+
+// parsePrompt reads tv with d's prompt patterns; known is the hostname
+// seen so far (Huawei's views are split from it), edit the Junos [edit]
+// line above.
+func parsePrompt(d *Dialect, tv []byte, known, edit string) (parsed, bool) {
 	for _, pr := range d.prompts {
 		m := pr.re.FindSubmatchIndex(tv)
 		if m == nil {
@@ -707,7 +815,6 @@ func (s *Scanner) prompt(d *Dialect, tv []byte, at int) bool {
 		}
 		host, sub := group(pr.host), strings.TrimSpace(group(pr.sub))
 		if pr.splitSub != "" {
-			known := s.st.Hostname
 			if known != "" && strings.HasPrefix(host, known+pr.splitSub) {
 				host, sub = known, host[len(known)+len(pr.splitSub):]
 			} else if host != known {
@@ -717,37 +824,49 @@ func (s *Scanner) prompt(d *Dialect, tv []byte, at int) bool {
 			}
 		}
 		if pr.subFromEdit {
-			sub = s.st.Edit
+			sub = edit
 		}
 		if sub == "config" {
 			sub = ""
 		}
-		if s.st.Dialect == "" {
-			// A prompt parsed by a table before any detection: that
-			// table's dialect is the guess.
-			s.detected(d, levelPrompt, at)
-		} else if d == s.d && s.st.Level < levelPrompt {
-			s.st.Level = levelPrompt
-		}
-		s.st.Mode, s.st.Submode, s.st.Hostname, s.st.User = pr.mode, sub, host, group(pr.user)
-		s.st.Prompt = string(bytes.TrimRight(tv, " \t"))
-		s.st.Classed, s.st.Secret, s.st.Enable = true, false, false
-		s.st.Login, s.st.Question = "", ""
-		ev := map[string]any{"type": "prompt", "dialect": d.Name, "hostname": host, "mode": pr.mode, "submode": sub, "prompt": s.st.Prompt}
-		if s.st.User != "" {
-			ev["user"] = s.st.User
-		}
-		if cwd := group(pr.cwd); cwd != "" {
-			ev["cwd"] = cwd
-		}
-		s.event(at, ev, nil)
-		if s.st.Awaiting {
-			s.st.Awaiting = false
-			s.event(at, map[string]any{"type": "done"}, nil)
-		}
-		return true
+		return parsed{mode: pr.mode, sub: sub, host: host, user: group(pr.user), cwd: group(pr.cwd)}, true
 	}
-	return false
+	return parsed{}, false
+}
+
+// prompt parses tv with d's prompt patterns.
+func (s *Scanner) prompt(d *Dialect, tv []byte, at int) bool {
+	p, ok := parsePrompt(d, tv, s.st.Hostname, s.st.Edit)
+	if !ok {
+		return false
+	}
+	if s.st.Dialect == "" {
+		// A prompt parsed by a table before any detection: that
+		// table's dialect is the guess.
+		s.detected(d, levelPrompt, at)
+	} else if d == s.d && s.st.Level < levelPrompt {
+		s.st.Level = levelPrompt
+	}
+	s.st.Mode, s.st.Submode, s.st.Hostname, s.st.User = p.mode, p.sub, p.host, p.user
+	s.st.Prompt = string(bytes.TrimRight(tv, " \t"))
+	s.st.Classed, s.st.Secret, s.st.Enable = true, false, false
+	s.st.Login, s.st.Question = "", ""
+	ev := map[string]any{"type": "prompt", "dialect": d.Name, "hostname": p.host, "mode": p.mode, "submode": p.sub, "prompt": s.st.Prompt}
+	if s.st.User != "" {
+		ev["user"] = s.st.User
+	}
+	if p.cwd != "" {
+		ev["cwd"] = p.cwd
+	}
+	s.event(at, ev, nil)
+	if s.st.Awaiting {
+		s.st.Awaiting = false
+		s.event(at, map[string]any{"type": "done"}, nil)
+		if s.st.Counts && !s.st.Answered {
+			s.st.Answered, s.st.Banner = true, nil
+		}
+	}
+	return true
 }
 
 func (s *Scanner) event(at int, v map[string]any, peer []byte) {

@@ -1,0 +1,168 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A device no dialect table knows still ends its commands at a prompt: the
+// last line it printed before going quiet, learned at login (Login) or,
+// without one, before the first run_command. A command run through the
+// dialect plugin while the dialect has parsed no prompt ends where the
+// output's partial last line, after the command's echo, has that
+// prompt's shape. Only run_command looks at it: what telnet_read and the
+// screen tools see of such a service is unchanged.
+
+// maxLearned bounds a learned prompt: a longer line is no prompt.
+const maxLearned = 128
+
+// learnQuiet bounds the wait for the stream to settle before a prompt is
+// learned from it.
+const learnQuiet = 2 * time.Second
+
+// promptShape says which lines are prompts like a learned one.
+type promptShape struct {
+	exact string // the learned prompt, right-trimmed
+	// stem is its leading host name ("edge-r1" of "edge-r1(config)#"),
+	// or "" when it has none (then only the prompt itself matches).
+	stem string
+}
+
+// shapeOf is the shape of learned prompt p.
+func shapeOf(p string) promptShape {
+	p = strings.TrimRight(p, " \t")
+	n := 0
+	for n < len(p) && isHostChar(p[n]) {
+		n++
+	}
+	sh := promptShape{exact: p}
+	if n >= 2 && n < len(p) {
+		sh.stem = p[:n]
+	}
+	return sh
+}
+
+func isHostChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
+// matches reports whether line (a partial last line, cleaned) is a prompt
+// of this shape: the learned prompt itself, or the same host name followed
+// by something short that ends like a prompt ("r1>" learned, "r1#" and
+// "r1(config)#" after it).
+func (sh promptShape) matches(line string) bool {
+	t := strings.TrimRight(line, " \t")
+	switch {
+	case t == "":
+		return false
+	case t == sh.exact:
+		return true
+	case sh.stem == "" || !strings.HasPrefix(t, sh.stem) || len(t) > len(sh.exact)+64:
+		return false
+	case isHostChar(t[len(sh.stem)]):
+		return false // another host name: "r10>" is not "r1>"'s
+	}
+	return promptLike(t)
+}
+
+// promptLike: a line that ends as prompts do and is no login field.
+func promptLike(t string) bool {
+	return len(t) <= maxLearned && loginShell.MatchString(t) && !loginUser.MatchString(t) && !loginPass.MatchString(t)
+}
+
+// learned is the prompt learned for the session, or "".
+func (s *Session) learned() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.learnedPrompt
+}
+
+// learn records the session's prompt, if p looks like one.
+func (s *Session) learn(p string) {
+	p = strings.TrimRight(p, " \t")
+	if !promptLike(p) {
+		return
+	}
+	s.mu.Lock()
+	s.learnedPrompt = p
+	s.mu.Unlock()
+}
+
+// partialLine is the output's last line when no newline follows it (the
+// device waits after it), cleaned as run_command's output is, with its
+// offset; ok is false when the output ends with a newline, or when the
+// line starts before from or is too long to be a prompt.
+func (s *Session) partialLine(from uint64) (line string, off uint64, ok bool) {
+	const window = 4 * maxLearned
+	head := s.buf.Head()
+	start := max(from, head-min(head, window))
+	p, _, evicted := s.buf.Read(start, int(head-start))
+	start += evicted
+	i := bytes.LastIndexByte(p, '\n')
+	if i < 0 && start > from || len(p) == 0 {
+		return "", 0, false
+	}
+	tail := clean(p[i+1:])
+	if tail == "" || strings.ContainsRune(tail, '\n') {
+		return "", 0, false
+	}
+	return tail, start + uint64(i+1), true
+}
+
+// armCommand tells the dialect plugin that the next line sent is
+// run_command's (its pagers are answered) and returns what the plugin
+// knows. A plugin without the op (an older build) answers as info.
+func (s *Session) armCommand(ctx context.Context) (DialectInfo, error) {
+	var in DialectInfo
+	reply, _, err := s.Control(ctx, []byte(`{"op":"command"}`), false)
+	if err != nil {
+		return s.DialectInfo(ctx)
+	}
+	if err := json.Unmarshal(reply, &in); err != nil {
+		return in, fmt.Errorf("the dialect plugin's command reply: %w", err)
+	}
+	return in, nil
+}
+
+// unknownPrompt: the dialect has parsed no prompt and the device waits
+// for no login field or answer.
+func unknownPrompt(in DialectInfo) bool {
+	return in.Prompt == "" && in.Login == "" && in.Question == ""
+}
+
+// prepareCommand arms the dialect plugin for run_command's next line and
+// returns the prompt shape the command ends at when its dialect has
+// parsed no prompt (nil when it has, or when none can be learned): the
+// one learned at login, else the output's partial last line once the
+// stream has settled.
+func (s *Session) prepareCommand(ctx context.Context, timeout time.Duration, expect bool) *promptShape {
+	info, err := s.armCommand(ctx)
+	if err != nil || expect || !unknownPrompt(info) {
+		return nil
+	}
+	p := s.learned()
+	if p == "" {
+		// Learn from a settled stream: a banner still arriving has no
+		// prompt at its end yet, and the dialect may parse it yet.
+		if _, _, err := s.Wait(ctx, s.Mark(), WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(timeout, learnQuiet)}, true); err != nil {
+			return nil
+		}
+		if info, err = s.armCommand(ctx); err != nil || !unknownPrompt(info) {
+			return nil
+		}
+	}
+	if p == "" {
+		line, _, ok := s.partialLine(0)
+		if !ok || !promptLike(line) {
+			return nil
+		}
+		s.learn(line)
+		p = line
+	}
+	sh := shapeOf(p)
+	return &sh
+}
