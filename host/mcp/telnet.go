@@ -183,7 +183,16 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		}
 		addr = a
 	}
-	dialect := s.deviceDialect(in.Dialect)
+	// A session opened with a credential is a device's: its dialect is
+	// detected unless named. A plain connection stays as it was unless a
+	// dialect is asked for (`dialect: "detect"` or `"auto"`): the dialect
+	// plugin is one more plugin call per chunk, which costs the round trip
+	// of a plain Telnet session half again (BENCHMARKS.md, "Devices with no
+	// options").
+	dialect := in.Dialect
+	if in.CredentialID != "" {
+		dialect = s.deviceDialect(in.Dialect)
+	}
 	if in.Dialect == "" && slices.Contains(in.Plugins, session.DialectPlugin) {
 		dialect = session.AutoDialect // asked for by name in the chain: as before, every pager answered
 	}

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/termhost/termhost/host/link"
+)
+
+// BenchmarkConcurrentLoad (issue 19): N sessions, each looping
+// telnet_send + telnet_read {until} against a loopback BusyBox telnetd,
+// all over ONE stdio client that keeps a call of every session in flight
+// (a lean client: newline-delimited JSON-RPC, responses matched by id);
+// beside it the floor, N bare TCP clients doing the same echo against the
+// same telnetd. Each phase runs for TERMHOST_LOAD_SECONDS (3 by default).
+// It reports round trips per second of both, their p50 and p99, termhost's
+// CPU time per round trip and how many cores it kept busy (from
+// /proc/PID/stat). Run with -benchtime 1x.
+func BenchmarkConcurrentLoad(b *testing.B) {
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		b.Skip("busybox not installed")
+	}
+	port := freePort(b)
+	telnetd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
+	if err := telnetd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { telnetd.Process.Kill(); telnetd.Wait() }()
+	waitListening(b, port)
+	d := 3 * time.Second
+	if s, err := strconv.Atoi(os.Getenv("TERMHOST_LOAD_SECONDS")); err == nil && s > 0 && s <= 120 {
+		d = time.Duration(s) * time.Second
+	}
+	for _, n := range []int{10, 50, 100} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				raw, err := rawLoad(port, n, d)
+				if err != nil {
+					b.Fatalf("floor: %v", err)
+				}
+				th, err := termhostLoad(port, n, d)
+				if err != nil {
+					b.Fatalf("termhost: %v", err)
+				}
+				b.ReportMetric(raw.rate(), "rt/s-raw")
+				b.ReportMetric(th.rate(), "rt/s")
+				b.ReportMetric(th.rate()/raw.rate(), "x-floor-rate")
+				percentiles(b, raw.lat, "ms-raw")
+				percentiles(b, th.lat, "ms")
+				b.ReportMetric(float64(th.cpu.Microseconds())/float64(len(th.lat)), "cpu-us/rt")
+				b.ReportMetric(th.cpu.Seconds()/th.wall.Seconds(), "cores")
+			}
+		})
+	}
+}
+
+// loadResult is one phase: every round trip's latency, how long the phase
+// ran, and (termhost) the CPU time termhost used in it.
+type loadResult struct {
+	lat  []time.Duration
+	wall time.Duration
+	cpu  time.Duration
+}
+
+func (r loadResult) rate() float64 { return float64(len(r.lat)) / r.wall.Seconds() }
+
+// runLoad runs work(i, until) in n goroutines until the deadline and
+// gathers their latencies; the first error stops it.
+func runLoad(n int, d time.Duration, work func(i int, until time.Time) ([]time.Duration, error)) (loadResult, error) {
+	var (
+		mu   sync.Mutex
+		all  []time.Duration
+		errs []error
+		wg   sync.WaitGroup
+	)
+	start := time.Now()
+	until := start.Add(d)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat, err := work(i, until)
+			mu.Lock()
+			all = append(all, lat...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res := loadResult{lat: all, wall: time.Since(start)}
+	if len(all) == 0 {
+		errs = append(errs, errors.New("no round trip completed"))
+	}
+	return res, errors.Join(errs...)
+}
+
+// rawLoad is the floor: n bare TCP clients (TCP_NODELAY, QUICKACK
+// re-armed after every read, as termhost's TCP link does).
+func rawLoad(port, n int, d time.Duration) (loadResult, error) {
+	conns := make([]*net.TCPConn, n)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	prompt := func(p []byte) bool { return bytes.HasSuffix(p, []byte("# ")) || bytes.HasSuffix(p, []byte("$ ")) }
+	for i := range conns {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return loadResult{}, err
+		}
+		conns[i] = c.(*net.TCPConn)
+		conns[i].SetNoDelay(true)
+		if err := readUntilRaw(conns[i], make([]byte, 32<<10), prompt); err != nil {
+			return loadResult{}, err
+		}
+	}
+	return runLoad(n, d, func(i int, until time.Time) ([]time.Duration, error) {
+		c, buf := conns[i], make([]byte, 32<<10)
+		var lat []time.Duration
+		for k := 0; time.Now().Before(until); k++ {
+			want := fmt.Sprintf("r%dx%dx", i, k)
+			start := time.Now()
+			if _, err := c.Write([]byte("echo " + want + "\r\n")); err != nil {
+				return lat, err
+			}
+			marker := []byte("\n" + want)
+			if err := readUntilRaw(c, buf, func(p []byte) bool { return bytes.Contains(p, marker) && prompt(p) }); err != nil {
+				return lat, err
+			}
+			lat = append(lat, time.Since(start))
+		}
+		return lat, nil
+	})
+}
+
+func readUntilRaw(c *net.TCPConn, buf []byte, done func([]byte) bool) error {
+	var got []byte
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for !done(got) {
+		n, err := c.Read(buf)
+		if err != nil {
+			return fmt.Errorf("raw client: %v (got %q)", err, got)
+		}
+		link.QuickAck(c)
+		got = append(got, buf[:n]...)
+	}
+	return nil
+}
+
+// termhostLoad: one `termhost serve` over stdio, n Telnet sessions, a
+// round trip of each in flight at once.
+func termhostLoad(port, n int, d time.Duration) (loadResult, error) {
+	c, err := startMux(append([]string{"--log-level", "warn", "--max-sessions", strconv.Itoa(n + 10)}, strings.Fields(os.Getenv("TERMHOST_LOAD_ARGS"))...)...)
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer c.close()
+	ids := make([]string, n)
+	for i := range ids {
+		r, err := c.tool("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})
+		if err != nil {
+			return loadResult{}, err
+		}
+		ids[i], _ = r["sessionId"].(string)
+		if _, err := c.tool("telnet_read", map[string]any{"sessionId": ids[i], "until": `[#$] $`, "timeoutMs": 10000}); err != nil {
+			return loadResult{}, err
+		}
+	}
+	before, err := cpuTime(c.cmd.Process.Pid)
+	if err != nil {
+		return loadResult{}, err
+	}
+	res, err := runLoad(n, d, func(i int, until time.Time) ([]time.Duration, error) {
+		var lat []time.Duration
+		for k := 0; time.Now().Before(until); k++ {
+			want := fmt.Sprintf("t%dx%dx", i, k)
+			start := time.Now()
+			if _, err := c.tool("telnet_send", map[string]any{"sessionId": ids[i], "command": "echo " + want}); err != nil {
+				return lat, err
+			}
+			r, err := c.tool("telnet_read", map[string]any{"sessionId": ids[i], "until": "\n" + want + `\r?\n.*[#$] $`, "timeoutMs": 10000})
+			if err != nil {
+				return lat, err
+			}
+			if r["reason"] != "matched" {
+				return lat, fmt.Errorf("session %d round trip %d: %v", i, k, r)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		return lat, nil
+	})
+	after, cerr := cpuTime(c.cmd.Process.Pid)
+	res.cpu = after - before
+	return res, errors.Join(err, cerr)
+}
+
+// cpuTime is a process's user+system time so far (/proc/PID/stat, in
+// clock ticks of 1/100 s, USER_HZ on Linux).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: state is field 3, utime 14, stime 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+}
+
+// muxClient speaks MCP over the stdio of `termhost serve` with nothing but
+// newline-delimited JSON-RPC, any number of calls in flight: a writer
+// under a lock, a reader handing each response to its caller by id.
+type muxClient struct {
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	wmu     sync.Mutex
+	next    atomic.Int64
+	mu      sync.Mutex
+	pending map[int64]chan muxReply
+	done    chan struct{}
+}
+
+type muxReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func startMux(args ...string) (*muxClient, error) {
+	cmd := exec.Command(binary, append([]string{"serve", "--cache-dir", cacheDir()}, args...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &muxClient{cmd: cmd, in: in, pending: map[int64]chan muxReply{}, done: make(chan struct{})}
+	go c.read(out)
+	if _, err := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "load", "version": "1"}}); err != nil {
+		c.close()
+		return nil, err
+	}
+	c.wmu.Lock()
+	_, err = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	c.wmu.Unlock()
+	return c, err
+}
+
+func (c *muxClient) read(out io.Reader) {
+	defer close(c.done)
+	r := bufio.NewReaderSize(out, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID *int64 `json:"id"`
+			muxReply
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			continue // a notification
+		}
+		c.mu.Lock()
+		ch := c.pending[*m.ID]
+		delete(c.pending, *m.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m.muxReply
+		}
+	}
+}
+
+func (c *muxClient) call(method string, params any) (json.RawMessage, error) {
+	id := c.next.Add(1)
+	ch := make(chan muxReply, 1)
+	c.mu.Lock()
+	c.pending[id] = ch
+	c.mu.Unlock()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	c.wmu.Lock()
+	_, err = c.in.Write(append(b, '\n'))
+	c.wmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return nil, fmt.Errorf("%s: %d %s", method, r.Error.Code, r.Error.Message)
+		}
+		return r.Result, nil
+	case <-c.done:
+		return nil, errors.New("termhost went away")
+	case <-time.After(30 * time.Second):
+		return nil, fmt.Errorf("%s: no answer within 30 s", method)
+	}
+}
+
+// tool calls a tool and decodes its one JSON text block; a tool error is
+// an error.
+func (c *muxClient) tool(name string, args map[string]any) (map[string]any, error) {
+	raw, err := c.call("tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) == 0 {
+		return nil, fmt.Errorf("%s: unexpected result %s", name, raw)
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("%s: %s", name, res.Content[0].Text)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(res.Content[0].Text), &m); err != nil {
+		return nil, fmt.Errorf("%s: %v in %q", name, err, res.Content[0].Text)
+	}
+	return m, nil
+}
+
+func (c *muxClient) close() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
