@@ -199,8 +199,10 @@ func (t *SecretSet) maskAttr(a slog.Attr, depth int) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
-		if s := v.String(); t.MaskString(s) != s {
-			return slog.String(a.Key, t.MaskString(s))
+		if s := v.String(); len(s) > 0 {
+			if m := t.MaskString(s); m != s {
+				return slog.String(a.Key, m)
+			}
 		}
 	}
 	return a
