@@ -695,9 +695,11 @@ func unescape(b *strings.Builder, s string, dq bool) (glob bool) {
 	return glob
 }
 
+// ansiSimple are the one-letter escapes of $'…'.
+var ansiSimple = map[byte]byte{'a': 7, 'b': 8, 'e': 27, 'E': 27, 'f': 12, 'n': 10, 'r': 13, 't': 9, 'v': 11, '\\': '\\', '\'': '\'', '"': '"', '?': '?'}
+
 // ansiC decodes the inside of $'…'; false for an escape it does not know.
 func ansiC(b *strings.Builder, s string) bool {
-	simple := map[byte]byte{'a': 7, 'b': 8, 'e': 27, 'E': 27, 'f': 12, 'n': 10, 'r': 13, 't': 9, 'v': 11, '\\': '\\', '\'': '\'', '"': '"', '?': '?'}
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' || i+1 == len(s) {
 			b.WriteByte(s[i])
@@ -705,7 +707,7 @@ func ansiC(b *strings.Builder, s string) bool {
 		}
 		i++
 		c := s[i]
-		if r, ok := simple[c]; ok {
+		if r, ok := ansiSimple[c]; ok {
 			b.WriteByte(r)
 			continue
 		}
@@ -743,6 +745,9 @@ func ansiC(b *strings.Builder, s string) bool {
 	return true
 }
 
+// unquote drops the quotes and backslashes of text that does not parse.
+var unquote = strings.NewReplacer(`\`, "", `'`, "", `"`, "")
+
 // rough lists the commands of text that does not parse, as well as words
 // allow: it is cut at every operator a shell separates commands with,
 // quotes and backslashes are dropped, and each piece is read as a command.
@@ -750,7 +755,7 @@ func ansiC(b *strings.Builder, s string) bool {
 func (sc *scan) rough(src string, depth int) {
 	cut := func(r rune) bool { return strings.ContainsRune(";&|(){}`<>\n", r) }
 	for _, piece := range strings.FieldsFunc(src, cut) {
-		piece = strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(piece)
+		piece = unquote.Replace(piece)
 		var fs []field
 		for _, w := range strings.Fields(piece) {
 			fs = append(fs, field{s: w, static: !strings.Contains(w, "$") && utf8.ValidString(w)})
