@@ -711,7 +711,7 @@ func ansiC(b *strings.Builder, s string) bool {
 			b.WriteByte(r)
 			continue
 		}
-		digits, base, max := "", 16, 0
+		base, max := 16, 0
 		switch c {
 		case 'x':
 			base, max = 16, 2
@@ -725,12 +725,11 @@ func ansiC(b *strings.Builder, s string) bool {
 		default:
 			return false
 		}
-		for j := i + 1; j < len(s) && len(digits) < max && strconv.IsPrint(rune(s[j])); j++ {
-			if _, err := strconv.ParseUint(string(s[j]), base, 8); err != nil {
-				break
-			}
-			digits += string(s[j])
+		j := i + 1
+		for j < len(s) && j-(i+1) < max && isDigit(s[j], base) {
+			j++
 		}
+		digits := s[i+1 : j]
 		if digits == "" {
 			return false
 		}
@@ -743,6 +742,17 @@ func ansiC(b *strings.Builder, s string) bool {
 		}
 	}
 	return true
+}
+
+// isDigit says whether c is a digit in base 8 or 16.
+func isDigit(c byte, base int) bool {
+	switch {
+	case c >= '0' && c <= '7':
+		return true
+	case base == 8:
+		return false
+	}
+	return c == '8' || c == '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // unquote drops the quotes and backslashes of text that does not parse.
