@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,7 +262,7 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 		}
 		base := name.s
 		if i := strings.LastIndexByte(base, '/'); i >= 0 && i < len(base)-1 {
-			base = path.Base(base)
+			base = base[i+1:]
 		}
 		norm := append([]field{{s: base, static: true}}, fs[1:]...)
 		if redirs != "" {
