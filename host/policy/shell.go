@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,7 +262,7 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 		}
 		base := name.s
 		if i := strings.LastIndexByte(base, '/'); i >= 0 && i < len(base)-1 {
-			base = path.Base(base)
+			base = base[i+1:]
 		}
 		norm := append([]field{{s: base, static: true}}, fs[1:]...)
 		if redirs != "" {
@@ -695,9 +694,11 @@ func unescape(b *strings.Builder, s string, dq bool) (glob bool) {
 	return glob
 }
 
+// ansiSimple are the one-letter escapes of $'…'.
+var ansiSimple = map[byte]byte{'a': 7, 'b': 8, 'e': 27, 'E': 27, 'f': 12, 'n': 10, 'r': 13, 't': 9, 'v': 11, '\\': '\\', '\'': '\'', '"': '"', '?': '?'}
+
 // ansiC decodes the inside of $'…'; false for an escape it does not know.
 func ansiC(b *strings.Builder, s string) bool {
-	simple := map[byte]byte{'a': 7, 'b': 8, 'e': 27, 'E': 27, 'f': 12, 'n': 10, 'r': 13, 't': 9, 'v': 11, '\\': '\\', '\'': '\'', '"': '"', '?': '?'}
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' || i+1 == len(s) {
 			b.WriteByte(s[i])
@@ -705,11 +706,11 @@ func ansiC(b *strings.Builder, s string) bool {
 		}
 		i++
 		c := s[i]
-		if r, ok := simple[c]; ok {
+		if r, ok := ansiSimple[c]; ok {
 			b.WriteByte(r)
 			continue
 		}
-		digits, base, max := "", 16, 0
+		base, max := 16, 0
 		switch c {
 		case 'x':
 			base, max = 16, 2
@@ -723,12 +724,11 @@ func ansiC(b *strings.Builder, s string) bool {
 		default:
 			return false
 		}
-		for j := i + 1; j < len(s) && len(digits) < max && strconv.IsPrint(rune(s[j])); j++ {
-			if _, err := strconv.ParseUint(string(s[j]), base, 8); err != nil {
-				break
-			}
-			digits += string(s[j])
+		j := i + 1
+		for j < len(s) && j-(i+1) < max && isDigit(s[j], base) {
+			j++
 		}
+		digits := s[i+1 : j]
 		if digits == "" {
 			return false
 		}
@@ -743,6 +743,20 @@ func ansiC(b *strings.Builder, s string) bool {
 	return true
 }
 
+// isDigit says whether c is a digit in base 8 or 16.
+func isDigit(c byte, base int) bool {
+	switch {
+	case c >= '0' && c <= '7':
+		return true
+	case base == 8:
+		return false
+	}
+	return c == '8' || c == '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// unquote drops the quotes and backslashes of text that does not parse.
+var unquote = strings.NewReplacer(`\`, "", `'`, "", `"`, "")
+
 // rough lists the commands of text that does not parse, as well as words
 // allow: it is cut at every operator a shell separates commands with,
 // quotes and backslashes are dropped, and each piece is read as a command.
@@ -750,7 +764,7 @@ func ansiC(b *strings.Builder, s string) bool {
 func (sc *scan) rough(src string, depth int) {
 	cut := func(r rune) bool { return strings.ContainsRune(";&|(){}`<>\n", r) }
 	for _, piece := range strings.FieldsFunc(src, cut) {
-		piece = strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(piece)
+		piece = unquote.Replace(piece)
 		var fs []field
 		for _, w := range strings.Fields(piece) {
 			fs = append(fs, field{s: w, static: !strings.Contains(w, "$") && utf8.ValidString(w)})

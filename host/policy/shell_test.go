@@ -266,3 +266,27 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestAnsiC(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{`t\x6fuch`, "touch", true},
+		{`\164ouch`, "touch", true},
+		{`\u0074ouch`, "touch", true},
+		{`\U00000074`, "t", true},
+		{`\x6g`, "\x06g", true},
+		{`\1777`, "\x7f7", true},
+		{`\xFFz`, "\xffz", true},
+		{`a\n\'b`, "a\n'b", true},
+		{`\x`, "", false},
+		{`\q`, "", false},
+	} {
+		var b strings.Builder
+		ok := ansiC(&b, c.in)
+		if ok != c.ok || ok && b.String() != c.want {
+			t.Errorf("ansiC(%q) = %q, %v; want %q, %v", c.in, b.String(), ok, c.want, c.ok)
+		}
+	}
+}

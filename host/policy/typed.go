@@ -1,12 +1,17 @@
 package policy
 
 import (
+	"bytes"
 	"unicode/utf8"
 )
 
 // maxLine bounds the line Typed keeps: a longer line is refused when it
 // is submitted, never checked by a part of it.
 const maxLine = 16 << 10
+
+// submitKeys are the only keys key can refuse at: CR, LF, C-o, and C-e
+// (after C-x).
+const submitKeys = "\r\n\x0f\x05"
 
 // Typed follows the line being typed into an interactive shell, so the
 // command is checked when Enter would send it (SPEC SSH-6 on SSH shells).
@@ -33,6 +38,14 @@ type Typed struct {
 func (t *Typed) Check(r *Rules, input []byte) error {
 	if r.Empty() {
 		*t = Typed{line: t.line[:0]}
+		return nil
+	}
+	if bytes.IndexAny(input, submitKeys) < 0 {
+		// No key that can refuse (Enter, C-o, the C-e of C-x C-e): edit in
+		// place rather than copy the line on every keystroke.
+		for _, c := range input {
+			_ = t.key(r, c)
+		}
 		return nil
 	}
 	n := Typed{line: append([]byte(nil), t.line...), cur: t.cur, long: t.long, esc: t.esc, arg: append([]byte(nil), t.arg...), ctlx: t.ctlx}

@@ -66,19 +66,19 @@ func beyondModel(p []byte) bool {
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {
-		case c >= 0x20 && c != 0x7f, c == 0x7f:
+		case c >= 0x20: // text, and DEL
 		case c == 0x1b:
 			// CSI or SS3 cursor keys the model follows: C D H F, 1~ 3~ 4~ 7~ 8~.
-			if i+2 < len(p) && (p[i+1] == '[' || p[i+1] == 'O') && bytes.IndexByte([]byte("CDHF"), p[i+2]) >= 0 {
+			if i+2 < len(p) && (p[i+1] == '[' || p[i+1] == 'O') && strings.IndexByte("CDHF", p[i+2]) >= 0 {
 				i += 2
 				continue
 			}
-			if i+3 < len(p) && p[i+1] == '[' && bytes.IndexByte([]byte("13478"), p[i+2]) >= 0 && p[i+3] == '~' {
+			if i+3 < len(p) && p[i+1] == '[' && strings.IndexByte("13478", p[i+2]) >= 0 && p[i+3] == '~' {
 				i += 3
 				continue
 			}
 			return true
-		case bytes.IndexByte([]byte("\x01\x02\x04\x05\x06\x08\x0b\x15\x17\x03\x07"), c) >= 0:
+		case strings.IndexByte("\x01\x02\x04\x05\x06\x08\x0b\x15\x17\x03\x07", c) >= 0:
 		default:
 			return true // Tab, C-y, C-r, C-p, C-n, C-t…
 		}
@@ -126,7 +126,7 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 			ls.sent, ls.edited = time.Now(), ls.edited || beyondModel(p)
 			return s.sendRaw(ctx, p)
 		}
-		if bytes.IndexByte([]byte(resetKeys), p[i]) >= 0 {
+		if strings.IndexByte(resetKeys, p[i]) >= 0 {
 			ls.sent = time.Now()
 			if err := s.sendRaw(ctx, p[:i+1]); err != nil {
 				return err

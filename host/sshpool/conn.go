@@ -207,7 +207,7 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 	}
 	defer keys.Close() // the agent connection is only needed to authenticate
 	c := &conn{cred: cred, chans: map[int]*channel{}, nextCh: session.ShellChannel + 1}
-	hostport := net.JoinHostPort(cred.Host, strconv.Itoa(cred.Port))
+	hostport := c.hostport()
 	hc := &hostCalls{c: c, cred: cred, keys: keys, hostKeys: d.HostKeys, hostport: hostport}
 	start := map[string]any{"user": cred.Username, "auth": authMethods(cred, keys)}
 	if algs := d.HostKeys.Algorithms(hostport); len(algs) > 0 {
