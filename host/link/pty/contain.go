@@ -353,7 +353,7 @@ func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, err
 			case <-t.C:
 				// The wrapper, or under a launcher the wrapper below it.
 				for _, pid := range append([]int{wrapper}, descendantsOf(wrapper)...) {
-					if _, state, ok := procParent(pid); ok && (state == 'T' || state == 't') && isWrapper(pid) {
+					if st, ok := readProcStat(pid); ok && (st.state == 'T' || st.state == 't') && isWrapper(pid) {
 						unix.Kill(pid, unix.SIGCONT)
 					}
 				}

@@ -103,8 +103,8 @@ func gone(t *testing.T, pid int, what string) {
 
 // running: pid exists and is not a zombie.
 func running(pid int) bool {
-	_, state, ok := procParent(pid)
-	return ok && state != 'Z'
+	st, ok := readProcStat(pid)
+	return ok && st.state != 'Z'
 }
 
 // daemonScript starts a grandchild that leaves the session (setsid),
@@ -394,8 +394,8 @@ func TestForegroundIsTheProgram(t *testing.T) {
 			if fg := p.foreground(); fg != p.Pid() {
 				t.Fatalf("foreground process group %d, want the program's %d (wrapper %d)", fg, p.Pid(), p.cmd.Process.Pid)
 			}
-			if sid, ok := procSession(p.Pid()); !ok || sid != p.Pid() {
-				t.Fatalf("the program leads session %d, want its own", sid)
+			if st, ok := readProcStat(p.Pid()); !ok || st.sid != p.Pid() {
+				t.Fatalf("the program leads session %d, want its own", st.sid)
 			}
 		})
 	}

@@ -30,7 +30,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -288,8 +287,8 @@ func descendantsOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if pp, state, ok := procParent(p); ok && state != 'Z' {
-			parent[p] = pp
+		if st, ok := readProcStat(p); ok && st.state != 'Z' {
+			parent[p] = st.ppid
 		}
 	}
 	var out []int
@@ -302,25 +301,6 @@ func descendantsOf(pid int) []int {
 		}
 	}
 	return out
-}
-
-// procParent reads the parent pid and state of pid.
-func procParent(pid int) (ppid int, state byte, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return 0, 0, false
-	}
-	f := strings.Fields(s[i+2:])
-	if len(f) < 2 {
-		return 0, 0, false
-	}
-	ppid, err = strconv.Atoi(f[1])
-	return ppid, f[0][0], err == nil
 }
 
 // exitLike ends the wrapper the way the program ended: the same exit
