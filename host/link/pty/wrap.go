@@ -241,7 +241,9 @@ type reaper struct {
 	done   bool // the program was reaped
 }
 
-func (r *reaper) reap() {
+// reap collects what has ended, and reports whether no child is left:
+// the wrapper is a child subreaper, so then no descendant is left either.
+func (r *reaper) reap() (none bool) {
 	for {
 		var ws unix.WaitStatus
 		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -249,7 +251,7 @@ func (r *reaper) reap() {
 			continue
 		}
 		if p <= 0 || err != nil {
-			return
+			return errors.Is(err, unix.ECHILD)
 		}
 		if p == r.pid && (ws.Exited() || ws.Signaled()) {
 			r.status, r.done = ws, true
@@ -263,6 +265,9 @@ func (r *reaper) reap() {
 func killTree(r *reaper) {
 	self := os.Getpid()
 	for round := 0; round < 50; round++ {
+		if r.reap() {
+			return // no child: nothing to look for in /proc
+		}
 		kids := descendantsOf(self)
 		if len(kids) == 0 {
 			return
@@ -271,7 +276,6 @@ func killTree(r *reaper) {
 			unix.Kill(p, unix.SIGKILL)
 		}
 		time.Sleep(time.Millisecond)
-		r.reap()
 	}
 }
 
