@@ -452,8 +452,9 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	if cg != nil {
 		o.Cgroup = cg.dir
 	}
-	pid, rd, err := handOver(ctl, rep, cmd.Process.Pid, o)
-	if err != nil {
+	// abort ends the wrapper and all below it, even a wrapper its program
+	// stopped (killBelow first: its orphans would go to init).
+	abort := func(err error) (*PTY, error) {
 		rep.Close()
 		ctl.Close()
 		killBelow(cmd.Process.Pid)
@@ -461,15 +462,15 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 		cmd.Wait()
 		master.Close()
 		cg.remove()
-		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+		return nil, err
+	}
+	pid, rd, err := handOver(ctl, rep, cmd.Process.Pid, o)
+	if err != nil {
+		return abort(fmt.Errorf("start %s: %w", cfg.Command, err))
 	}
 	f, err := pollable(master)
 	if err != nil {
-		rep.Close()
-		ctl.Close()
-		cmd.Wait()
-		cg.remove()
-		return nil, err
+		return abort(err)
 	}
 	p := &PTY{f: f, cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
