@@ -79,6 +79,12 @@ type report struct {
 	Signal int    `json:"signal,omitempty"`
 }
 
+// writeReport writes r to termhost as one line.
+func writeReport(w *os.File, r report) {
+	b, _ := json.Marshal(r)
+	w.Write(append(b, '\n'))
+}
+
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == wrapperArg0 {
 		switch os.Getenv(wrapperMarker) {
@@ -116,8 +122,7 @@ func launcherMain() {
 		},
 	})
 	if err != nil {
-		b, _ := json.Marshal(report{Err: fmt.Sprintf("start in a user namespace: %v", err)})
-		files[2].Write(append(b, '\n'))
+		writeReport(files[2], report{Err: fmt.Sprintf("start in a user namespace: %v", err)})
 		os.Exit(125)
 	}
 	for _, f := range files {
@@ -140,8 +145,7 @@ func wrapperMain() {
 	}
 	rep := os.NewFile(wrapperReport, "report")
 	fail := func(format string, args ...any) {
-		b, _ := json.Marshal(report{Err: fmt.Sprintf(format, args...)})
-		rep.Write(append(b, '\n'))
+		writeReport(rep, report{Err: fmt.Sprintf(format, args...)})
 		os.Exit(125)
 	}
 	ordersPipe := os.NewFile(wrapperOrders, "orders")
@@ -168,8 +172,7 @@ func wrapperMain() {
 				fail("a hidden file could still be read (%d bytes, %v)", len(b), err)
 			}
 		}
-		b, _ := json.Marshal(report{Pid: os.Getpid()})
-		rep.Write(append(b, '\n'))
+		writeReport(rep, report{Pid: os.Getpid()})
 		os.Exit(0)
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -192,8 +195,7 @@ func wrapperMain() {
 	}
 	tty.Close() // the terminal ends when the program's side of it does
 	keepCovered(o.Hide)
-	b, _ := json.Marshal(report{Pid: proc.Pid})
-	rep.Write(append(b, '\n'))
+	writeReport(rep, report{Pid: proc.Pid})
 
 	stop := make(chan struct{})
 	go func() {
@@ -222,8 +224,7 @@ func wrapperMain() {
 	if r.status.Signaled() {
 		end = report{Ended: true, Code: -1, Signal: int(r.status.Signal())}
 	}
-	b, _ = json.Marshal(end)
-	rep.Write(append(b, '\n'))
+	writeReport(rep, end)
 	rep.Close()
 	// The program is gone: so is everything it left behind, and whatever
 	// escaped the tree but not the cgroup.
