@@ -276,7 +276,7 @@ func (c *Containment) runProbe(o orders, cgroupFD int) (int, error) {
 		cmd.Wait()
 	}()
 	defer rep.Close()
-	pid, _, err := handOver(ctl, rep, cmd.Process.Pid, o)
+	pid, _, err := c.handOver(ctl, rep, cmd.Process.Pid, o)
 	return pid, err
 }
 
@@ -334,13 +334,16 @@ func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.F
 
 // handOver writes the orders and reads the wrapper's first report
 // (bounded); the reader returned holds the rest.
-func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, error) {
+func (c *Containment) handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return 0, nil, err
 	}
 	// The program may stop its wrapper (SIGSTOP to its parent) before the
-	// wrapper has reported: wake it while waiting.
+	// wrapper has reported: wake it while waiting. Under a launcher (see
+	// startWrapper) the wrapper is below it, found in /proc; otherwise it
+	// is the process started.
+	launched := c.sandbox && c.userns
 	waiting := make(chan struct{})
 	defer close(waiting)
 	go func() {
@@ -351,8 +354,11 @@ func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, err
 			case <-waiting:
 				return
 			case <-t.C:
-				// The wrapper, or under a launcher the wrapper below it.
-				for _, pid := range append([]int{wrapper}, descendantsOf(wrapper)...) {
+				pids := []int{wrapper}
+				if launched {
+					pids = append(pids, descendantsOf(wrapper)...)
+				}
+				for _, pid := range pids {
 					if st, ok := readProcStat(pid); ok && (st.state == 'T' || st.state == 't') && isWrapper(pid) {
 						unix.Kill(pid, unix.SIGCONT)
 					}
@@ -464,7 +470,7 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 		cg.remove()
 		return nil, err
 	}
-	pid, rd, err := handOver(ctl, rep, cmd.Process.Pid, o)
+	pid, rd, err := c.handOver(ctl, rep, cmd.Process.Pid, o)
 	if err != nil {
 		return abort(fmt.Errorf("start %s: %w", cfg.Command, err))
 	}
