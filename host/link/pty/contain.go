@@ -494,14 +494,5 @@ func isWrapper(pid int) bool {
 // side: for a wrapper that cannot do it itself (its program stopped it),
 // before the wrapper is killed and its orphans would go to init.
 func killBelow(wrapper int) {
-	for round := 0; round < 20; round++ {
-		kids := descendantsOf(wrapper)
-		if len(kids) == 0 {
-			return
-		}
-		for _, p := range kids {
-			unix.Kill(p, unix.SIGKILL)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	killDescendants(wrapper, 20, 5*time.Millisecond, nil)
 }

@@ -264,19 +264,26 @@ func (r *reaper) reap() (none bool) {
 // (bounded): as a child subreaper, whatever a program double-forked is
 // still below it.
 func killTree(r *reaper) {
-	self := os.Getpid()
-	for round := 0; round < 50; round++ {
-		if r.reap() {
-			return // no child: nothing to look for in /proc
+	// r.reap: no child, nothing to look for in /proc.
+	killDescendants(os.Getpid(), 50, time.Millisecond, r.reap)
+}
+
+// killDescendants SIGKILLs every live process below pid, in rounds a
+// pause apart, until none is left or the rounds run out. none (if not
+// nil) is asked first each round and ends it early when true.
+func killDescendants(pid, rounds int, pause time.Duration, none func() bool) {
+	for round := 0; round < rounds; round++ {
+		if none != nil && none() {
+			return
 		}
-		kids := descendantsOf(self)
+		kids := descendantsOf(pid)
 		if len(kids) == 0 {
 			return
 		}
 		for _, p := range kids {
 			unix.Kill(p, unix.SIGKILL)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(pause)
 	}
 }
 
