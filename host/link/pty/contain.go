@@ -165,13 +165,18 @@ func (c *Containment) probe(cfg ContainmentConfig, log *slog.Logger) error {
 }
 
 // Mechanism is MechanismCgroup or MechanismSubreaper.
-func (c *Containment) Mechanism() string { c.begin.Open(); <-c.probed; return c.mechanism }
+func (c *Containment) Mechanism() string { c.measured(); return c.mechanism }
+
+// measured lets the probes run if they wait, and waits for them.
+func (c *Containment) measured() {
+	c.begin.Open()
+	<-c.probed
+}
 
 // Sandboxed reports whether programs run without access to the hidden
 // paths, and if not, why.
 func (c *Containment) Sandboxed() (bool, string) {
-	c.begin.Open()
-	<-c.probed
+	c.measured()
 	return c.sandbox, c.sandboxWhy
 }
 
@@ -182,8 +187,7 @@ func (c *Containment) Close() error {
 		return nil
 	}
 	c.closing.Store(true)
-	c.begin.Open()
-	<-c.probed
+	c.measured()
 	if c.cgroupDir == "" {
 		return nil
 	}
@@ -417,8 +421,7 @@ func programEnd(rd *bufio.Reader, rep *os.File) (link.ExitStatus, bool) {
 // start starts a program under the wrapper (pty.go's Start with
 // containment).
 func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, error) {
-	c.begin.Open()
-	<-c.probed
+	c.measured()
 	master, tty, err := cpty.Open()
 	if err != nil {
 		return nil, fmt.Errorf("open a PTY: %w", err)
