@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -397,21 +398,31 @@ func keepCovered(paths []string) {
 	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
 	if err == nil {
-		seen := map[string]bool{}
+		// The hidden names in each watched directory: other files coming
+		// and going there (a busy ~/.cache, the working directory) are
+		// not worth a look.
+		names := map[int32]map[string]bool{}
 		for _, p := range paths {
-			if d := filepath.Dir(p); !seen[d] {
-				seen[d] = true
-				unix.InotifyAddWatch(fd, d, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+			wd, err := unix.InotifyAddWatch(fd, filepath.Dir(p), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+			if err != nil {
+				continue
 			}
+			if names[int32(wd)] == nil {
+				names[int32(wd)] = map[string]bool{}
+			}
+			names[int32(wd)][filepath.Base(p)] = true
 		}
 		go func() {
 			buf := make([]byte, 4096)
 			for {
-				if n, err := unix.Read(fd, buf); n <= 0 && !errors.Is(err, unix.EINTR) {
+				n, err := unix.Read(fd, buf)
+				if n <= 0 && !errors.Is(err, unix.EINTR) {
 					return
 				}
-				for _, p := range paths {
-					cover(p)
+				if n <= 0 || touchesHidden(buf[:n], names) {
+					for _, p := range paths {
+						cover(p)
+					}
 				}
 			}
 		}()
@@ -423,4 +434,26 @@ func keepCovered(paths []string) {
 			}
 		}
 	}()
+}
+
+// touchesHidden: one of the inotify events in buf names a hidden path,
+// or a watch itself changed (its directory moved or went, the queue
+// overflowed).
+func touchesHidden(buf []byte, names map[int32]map[string]bool) bool {
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		if ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_Q_OVERFLOW) != 0 {
+			return true
+		}
+		start := off + unix.SizeofInotifyEvent
+		end := start + int(ev.Len)
+		if end > len(buf) {
+			return true // cut short: look anyway
+		}
+		if names[ev.Wd][strings.TrimRight(string(buf[start:end]), "\x00")] {
+			return true
+		}
+		off = end
+	}
+	return false
 }
