@@ -75,14 +75,14 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.G
 	default:
 		cache = abs(cfg.CacheDir)
 	}
-	own := []string{abs(credFile), abs(rulesFile), abs(known), abs(cfg.PluginDir), abs(os.Getenv("SSH_KEY_PATH")), cache}
-	hidden := func() []string {
-		out := make([]string, 0, len(own)+8)
-		for _, p := range own {
-			if p != "" {
-				out = append(out, p)
-			}
+	var own []string
+	for _, p := range []string{abs(credFile), abs(rulesFile), abs(known), abs(cfg.PluginDir), abs(os.Getenv("SSH_KEY_PATH")), cache} {
+		if p != "" {
+			own = append(own, p)
 		}
+	}
+	hidden := func() []string {
+		out := append(make([]string, 0, len(own)+8), own...)
 		if s := creds.Load(); s != nil {
 			for _, in := range s.List() {
 				if c, err := s.Get(in.ID); err == nil && c.PrivateKeyPath != "" {

@@ -165,13 +165,18 @@ func (c *Containment) probe(cfg ContainmentConfig, log *slog.Logger) error {
 }
 
 // Mechanism is MechanismCgroup or MechanismSubreaper.
-func (c *Containment) Mechanism() string { c.begin.Open(); <-c.probed; return c.mechanism }
+func (c *Containment) Mechanism() string { c.measured(); return c.mechanism }
+
+// measured lets the probes run if they wait, and waits for them.
+func (c *Containment) measured() {
+	c.begin.Open()
+	<-c.probed
+}
 
 // Sandboxed reports whether programs run without access to the hidden
 // paths, and if not, why.
 func (c *Containment) Sandboxed() (bool, string) {
-	c.begin.Open()
-	<-c.probed
+	c.measured()
 	return c.sandbox, c.sandboxWhy
 }
 
@@ -182,8 +187,7 @@ func (c *Containment) Close() error {
 		return nil
 	}
 	c.closing.Store(true)
-	c.begin.Open()
-	<-c.probed
+	c.measured()
 	if c.cgroupDir == "" {
 		return nil
 	}
@@ -276,7 +280,7 @@ func (c *Containment) runProbe(o orders, cgroupFD int) (int, error) {
 		cmd.Wait()
 	}()
 	defer rep.Close()
-	pid, _, err := handOver(ctl, rep, cmd.Process.Pid, o)
+	pid, _, err := c.handOver(ctl, rep, cmd.Process.Pid, o)
 	return pid, err
 }
 
@@ -334,13 +338,16 @@ func (c *Containment) startWrapper(tty *os.File, cgroupFD int) (*exec.Cmd, *os.F
 
 // handOver writes the orders and reads the wrapper's first report
 // (bounded); the reader returned holds the rest.
-func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, error) {
+func (c *Containment) handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, error) {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return 0, nil, err
 	}
 	// The program may stop its wrapper (SIGSTOP to its parent) before the
-	// wrapper has reported: wake it while waiting.
+	// wrapper has reported: wake it while waiting. Under a launcher (see
+	// startWrapper) the wrapper is below it, found in /proc; otherwise it
+	// is the process started.
+	launched := c.sandbox && c.userns
 	waiting := make(chan struct{})
 	defer close(waiting)
 	go func() {
@@ -351,9 +358,12 @@ func handOver(ctl, rep *os.File, wrapper int, o orders) (int, *bufio.Reader, err
 			case <-waiting:
 				return
 			case <-t.C:
-				// The wrapper, or under a launcher the wrapper below it.
-				for _, pid := range append([]int{wrapper}, descendantsOf(wrapper)...) {
-					if _, state, ok := procParent(pid); ok && (state == 'T' || state == 't') && isWrapper(pid) {
+				pids := []int{wrapper}
+				if launched {
+					pids = append(pids, descendantsOf(wrapper)...)
+				}
+				for _, pid := range pids {
+					if st, ok := readProcStat(pid); ok && (st.state == 'T' || st.state == 't') && isWrapper(pid) {
 						unix.Kill(pid, unix.SIGCONT)
 					}
 				}
@@ -411,8 +421,7 @@ func programEnd(rd *bufio.Reader, rep *os.File) (link.ExitStatus, bool) {
 // start starts a program under the wrapper (pty.go's Start with
 // containment).
 func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, error) {
-	c.begin.Open()
-	<-c.probed
+	c.measured()
 	master, tty, err := cpty.Open()
 	if err != nil {
 		return nil, fmt.Errorf("open a PTY: %w", err)
@@ -452,8 +461,9 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	if cg != nil {
 		o.Cgroup = cg.dir
 	}
-	pid, rd, err := handOver(ctl, rep, cmd.Process.Pid, o)
-	if err != nil {
+	// abort ends the wrapper and all below it, even a wrapper its program
+	// stopped (killBelow first: its orphans would go to init).
+	abort := func(err error) (*PTY, error) {
 		rep.Close()
 		ctl.Close()
 		killBelow(cmd.Process.Pid)
@@ -461,15 +471,15 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 		cmd.Wait()
 		master.Close()
 		cg.remove()
-		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+		return nil, err
+	}
+	pid, rd, err := c.handOver(ctl, rep, cmd.Process.Pid, o)
+	if err != nil {
+		return abort(fmt.Errorf("start %s: %w", cfg.Command, err))
 	}
 	f, err := pollable(master)
 	if err != nil {
-		rep.Close()
-		ctl.Close()
-		cmd.Wait()
-		cg.remove()
-		return nil, err
+		return abort(err)
 	}
 	p := &PTY{f: f, cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
@@ -487,14 +497,5 @@ func isWrapper(pid int) bool {
 // side: for a wrapper that cannot do it itself (its program stopped it),
 // before the wrapper is killed and its orphans would go to init.
 func killBelow(wrapper int) {
-	for round := 0; round < 20; round++ {
-		kids := descendantsOf(wrapper)
-		if len(kids) == 0 {
-			return
-		}
-		for _, p := range kids {
-			unix.Kill(p, unix.SIGKILL)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	killDescendants(wrapper, 20, 5*time.Millisecond, nil)
 }

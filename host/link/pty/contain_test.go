@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"golang.org/x/sys/unix"
 )
 
 // The package's tests run their programs under the containment named by
@@ -103,8 +104,8 @@ func gone(t *testing.T, pid int, what string) {
 
 // running: pid exists and is not a zombie.
 func running(pid int) bool {
-	_, state, ok := procParent(pid)
-	return ok && state != 'Z'
+	st, ok := readProcStat(pid)
+	return ok && st.state != 'Z'
 }
 
 // daemonScript starts a grandchild that leaves the session (setsid),
@@ -394,8 +395,8 @@ func TestForegroundIsTheProgram(t *testing.T) {
 			if fg := p.foreground(); fg != p.Pid() {
 				t.Fatalf("foreground process group %d, want the program's %d (wrapper %d)", fg, p.Pid(), p.cmd.Process.Pid)
 			}
-			if sid, ok := procSession(p.Pid()); !ok || sid != p.Pid() {
-				t.Fatalf("the program leads session %d, want its own", sid)
+			if st, ok := readProcStat(p.Pid()); !ok || st.sid != p.Pid() {
+				t.Fatalf("the program leads session %d, want its own", st.sid)
 			}
 		})
 	}
@@ -456,5 +457,38 @@ func TestWrapperStoppedByItsProgram(t *testing.T) {
 			}
 			gone(t, pid, "after Close")
 		})
+	}
+}
+
+// TestTouchesHidden: of a watched directory's events, only those that
+// name a hidden path (or end the watch) send the wrapper to cover again.
+func TestTouchesHidden(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		t.Skipf("no inotify: %v", err)
+	}
+	defer unix.Close(fd)
+	wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[int32]map[string]bool{int32(wd): {"credentials.json": true}}
+	events := func() []byte {
+		buf := make([]byte, 4096)
+		n, err := unix.Read(fd, buf)
+		if n <= 0 {
+			t.Fatalf("no inotify event: %v", err)
+		}
+		return buf[:n]
+	}
+	os.WriteFile(filepath.Join(dir, "other-file-with-a-long-name.txt"), nil, 0o600)
+	if touchesHidden(events(), names) {
+		t.Fatal("an unrelated file counted as a hidden one")
+	}
+	os.WriteFile(filepath.Join(dir, "credentials.json.new"), nil, 0o600)
+	os.Rename(filepath.Join(dir, "credentials.json.new"), filepath.Join(dir, "credentials.json"))
+	if !touchesHidden(events(), names) {
+		t.Fatal("a hidden file renamed into place went unnoticed")
 	}
 }

@@ -1,7 +1,6 @@
 package pty
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -70,46 +69,25 @@ func (p *PTY) Foreground() (Foreground, error) {
 		if err != nil || pid == self {
 			continue
 		}
-		pg, ps, ok := procGroup(pid)
+		st, ok := readProcStat(pid)
 		if !ok {
 			continue
 		}
 		switch {
-		case pg == pgid:
+		case st.pgrp == pgid:
 			exe, _ := os.Readlink("/proc/" + n + "/exe")
 			if pid == pgid {
 				leader = exe
 			} else {
 				fg.Exes = append(fg.Exes, exe)
 			}
-		case ps != sid && holds(pid, slave):
+		case st.sid != sid && holds(pid, slave):
 			exe, _ := os.Readlink("/proc/" + n + "/exe")
 			fg.Outsiders = append(fg.Outsiders, fmt.Sprintf("%d (%s)", pid, exe))
 		}
 	}
 	fg.Exes = append([]string{leader}, fg.Exes...)
 	return fg, nil
-}
-
-// procGroup reads a process's group and session from /proc/<pid>/stat.
-func procGroup(pid int) (pgrp, sid int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	// The command name is in parentheses and may hold anything: the
-	// fields after the last ')' are state, ppid, pgrp, session.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 4 {
-		return 0, 0, false
-	}
-	pgrp, err1 := strconv.Atoi(string(f[2]))
-	sid, err2 := strconv.Atoi(string(f[3]))
-	return pgrp, sid, err1 == nil && err2 == nil
 }
 
 // holds reports whether a process has the terminal open.

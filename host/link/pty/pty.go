@@ -500,29 +500,41 @@ func sessionMembers(sid int) []int {
 		if err != nil {
 			continue
 		}
-		if s, ok := procSession(pid); ok && s == sid {
+		if st, ok := readProcStat(pid); ok && st.sid == sid {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// procSession reads the session id of pid from /proc/<pid>/stat.
-func procSession(pid int) (int, bool) {
+// procStat is what termhost reads of /proc/<pid>/stat.
+type procStat struct {
+	state           byte
+	ppid, pgrp, sid int
+}
+
+// readProcStat reads /proc/<pid>/stat. The command name is in
+// parentheses and may hold anything: the fields after the last ')' are
+// state, ppid, pgrp, session.
+func readProcStat(pid int) (procStat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return procStat{}, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, false
+		return procStat{}, false
 	}
-	// After the command: state ppid pgrp session …
 	f := strings.Fields(s[i+1:])
 	if len(f) < 4 {
-		return 0, false
+		return procStat{}, false
 	}
-	sid, err := strconv.Atoi(f[3])
-	return sid, err == nil
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	sid, err3 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procStat{}, false
+	}
+	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp, sid: sid}, true
 }

@@ -80,6 +80,12 @@ type report struct {
 	Signal int    `json:"signal,omitempty"`
 }
 
+// writeReport writes r to termhost as one line.
+func writeReport(w *os.File, r report) {
+	b, _ := json.Marshal(r)
+	w.Write(append(b, '\n'))
+}
+
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == wrapperArg0 {
 		switch os.Getenv(wrapperMarker) {
@@ -117,8 +123,7 @@ func launcherMain() {
 		},
 	})
 	if err != nil {
-		b, _ := json.Marshal(report{Err: fmt.Sprintf("start in a user namespace: %v", err)})
-		files[2].Write(append(b, '\n'))
+		writeReport(files[2], report{Err: fmt.Sprintf("start in a user namespace: %v", err)})
 		os.Exit(125)
 	}
 	for _, f := range files {
@@ -141,8 +146,7 @@ func wrapperMain() {
 	}
 	rep := os.NewFile(wrapperReport, "report")
 	fail := func(format string, args ...any) {
-		b, _ := json.Marshal(report{Err: fmt.Sprintf(format, args...)})
-		rep.Write(append(b, '\n'))
+		writeReport(rep, report{Err: fmt.Sprintf(format, args...)})
 		os.Exit(125)
 	}
 	ordersPipe := os.NewFile(wrapperOrders, "orders")
@@ -169,8 +173,7 @@ func wrapperMain() {
 				fail("a hidden file could still be read (%d bytes, %v)", len(b), err)
 			}
 		}
-		b, _ := json.Marshal(report{Pid: os.Getpid()})
-		rep.Write(append(b, '\n'))
+		writeReport(rep, report{Pid: os.Getpid()})
 		os.Exit(0)
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -193,8 +196,7 @@ func wrapperMain() {
 	}
 	tty.Close() // the terminal ends when the program's side of it does
 	keepCovered(o.Hide)
-	b, _ := json.Marshal(report{Pid: proc.Pid})
-	rep.Write(append(b, '\n'))
+	writeReport(rep, report{Pid: proc.Pid})
 
 	stop := make(chan struct{})
 	go func() {
@@ -223,8 +225,7 @@ func wrapperMain() {
 	if r.status.Signaled() {
 		end = report{Ended: true, Code: -1, Signal: int(r.status.Signal())}
 	}
-	b, _ = json.Marshal(end)
-	rep.Write(append(b, '\n'))
+	writeReport(rep, end)
 	rep.Close()
 	// The program is gone: so is everything it left behind, and whatever
 	// escaped the tree but not the cgroup.
@@ -242,7 +243,9 @@ type reaper struct {
 	done   bool // the program was reaped
 }
 
-func (r *reaper) reap() {
+// reap collects what has ended, and reports whether no child is left:
+// the wrapper is a child subreaper, so then no descendant is left either.
+func (r *reaper) reap() (none bool) {
 	for {
 		var ws unix.WaitStatus
 		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -250,7 +253,7 @@ func (r *reaper) reap() {
 			continue
 		}
 		if p <= 0 || err != nil {
-			return
+			return errors.Is(err, unix.ECHILD)
 		}
 		if p == r.pid && (ws.Exited() || ws.Signaled()) {
 			r.status, r.done = ws, true
@@ -262,17 +265,26 @@ func (r *reaper) reap() {
 // (bounded): as a child subreaper, whatever a program double-forked is
 // still below it.
 func killTree(r *reaper) {
-	self := os.Getpid()
-	for round := 0; round < 50; round++ {
-		kids := descendantsOf(self)
+	// r.reap: no child, nothing to look for in /proc.
+	killDescendants(os.Getpid(), 50, time.Millisecond, r.reap)
+}
+
+// killDescendants SIGKILLs every live process below pid, in rounds a
+// pause apart, until none is left or the rounds run out. none (if not
+// nil) is asked first each round and ends it early when true.
+func killDescendants(pid, rounds int, pause time.Duration, none func() bool) {
+	for round := 0; round < rounds; round++ {
+		if none != nil && none() {
+			return
+		}
+		kids := descendantsOf(pid)
 		if len(kids) == 0 {
 			return
 		}
 		for _, p := range kids {
 			unix.Kill(p, unix.SIGKILL)
 		}
-		time.Sleep(time.Millisecond)
-		r.reap()
+		time.Sleep(pause)
 	}
 }
 
@@ -288,8 +300,8 @@ func descendantsOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if pp, state, ok := procParent(p); ok && state != 'Z' {
-			parent[p] = pp
+		if st, ok := readProcStat(p); ok && st.state != 'Z' {
+			parent[p] = st.ppid
 		}
 	}
 	var out []int
@@ -302,25 +314,6 @@ func descendantsOf(pid int) []int {
 		}
 	}
 	return out
-}
-
-// procParent reads the parent pid and state of pid.
-func procParent(pid int) (ppid int, state byte, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return 0, 0, false
-	}
-	f := strings.Fields(s[i+2:])
-	if len(f) < 2 {
-		return 0, 0, false
-	}
-	ppid, err = strconv.Atoi(f[1])
-	return ppid, f[0][0], err == nil
 }
 
 // exitLike ends the wrapper the way the program ended: the same exit
@@ -405,21 +398,31 @@ func keepCovered(paths []string) {
 	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
 	if err == nil {
-		seen := map[string]bool{}
+		// The hidden names in each watched directory: other files coming
+		// and going there (a busy ~/.cache, the working directory) are
+		// not worth a look.
+		names := map[int32]map[string]bool{}
 		for _, p := range paths {
-			if d := filepath.Dir(p); !seen[d] {
-				seen[d] = true
-				unix.InotifyAddWatch(fd, d, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+			wd, err := unix.InotifyAddWatch(fd, filepath.Dir(p), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+			if err != nil {
+				continue
 			}
+			if names[int32(wd)] == nil {
+				names[int32(wd)] = map[string]bool{}
+			}
+			names[int32(wd)][filepath.Base(p)] = true
 		}
 		go func() {
 			buf := make([]byte, 4096)
 			for {
-				if n, err := unix.Read(fd, buf); n <= 0 && !errors.Is(err, unix.EINTR) {
+				n, err := unix.Read(fd, buf)
+				if n <= 0 && !errors.Is(err, unix.EINTR) {
 					return
 				}
-				for _, p := range paths {
-					cover(p)
+				if n <= 0 || touchesHidden(buf[:n], names) {
+					for _, p := range paths {
+						cover(p)
+					}
 				}
 			}
 		}()
@@ -431,4 +434,26 @@ func keepCovered(paths []string) {
 			}
 		}
 	}()
+}
+
+// touchesHidden: one of the inotify events in buf names a hidden path,
+// or a watch itself changed (its directory moved or went, the queue
+// overflowed).
+func touchesHidden(buf []byte, names map[int32]map[string]bool) bool {
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		if ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_Q_OVERFLOW) != 0 {
+			return true
+		}
+		start := off + unix.SizeofInotifyEvent
+		end := start + int(ev.Len)
+		if end > len(buf) {
+			return true // cut short: look anyway
+		}
+		if names[ev.Wd][strings.TrimRight(string(buf[start:end]), "\x00")] {
+			return true
+		}
+		off = end
+	}
+	return false
 }
