@@ -124,9 +124,10 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 
 func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeIn) (any, error) {
 	var secret func(field string) ([]byte, error)
+	var cred secrets.Credential
 	if in.CredentialID != "" {
-		cred, err := s.credential(in.CredentialID)
-		if err != nil {
+		var err error
+		if cred, err = s.credential(in.CredentialID); err != nil {
 			return nil, err
 		}
 		secret = func(field string) ([]byte, error) {
@@ -147,7 +148,6 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 	defer stop()
 	o := session.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret}
 	if in.CredentialID != "" {
-		cred, _ := s.credential(in.CredentialID)
 		o.Allow = secretGate(cred, sess)
 		// Refused before anything is sent, not at the password prompt
 		// halfway through a move (the target does not change; a PTY's
