@@ -241,11 +241,7 @@ func (h *httpHandler) tokenOK(token string) bool {
 // writeJSONError answers with a JSON-RPC error object (id null), which an
 // MCP client can show as it is.
 func writeJSONError(w http.ResponseWriter, status int, code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	writeJSONErrorID(w, status, nil, code, msg)
 }
 
 // readBody reads the request's body whole (at most MaxBodyBytes) within
