@@ -149,7 +149,10 @@ type httpHandler struct {
 	tokenSum  [32]byte
 	user      string
 	withToken func(http.Handler) http.Handler
-	reading   chan struct{} // a slot per request body being read
+	// owner is the owner of a request without an MCP session: "token:"
+	// and the token's user id (anonymous without a token; see owner.go).
+	owner   string
+	reading chan struct{} // a slot per request body being read
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -175,15 +178,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if r.Method == http.MethodPost && !checkJSONRPC(w, body) {
-		return
+	if r.Method == http.MethodPost {
+		id, ok := checkJSONRPC(w, body)
+		if !ok {
+			return
+		}
+		w = &rpcErrorWriter{ResponseWriter: w, id: id}
 	}
 	next := h.route(r, body)
 	if r.Method == http.MethodDelete {
 		next = h.deleting(next)
-	}
-	if r.Method == http.MethodPost {
-		w = &rpcErrorWriter{ResponseWriter: w, id: requestID(body)}
 	}
 	if h.withToken != nil {
 		next = h.withToken(next)
@@ -527,18 +531,21 @@ const (
 // JSON-RPC error a client can read (SPEC SSH-7: -32700 for what does not
 // parse, -32600 for what is not a request), in a JSON body with status
 // 400, instead of go-sdk's plain-text 400. It reports whether the body may
-// go on.
-func checkJSONRPC(w http.ResponseWriter, body []byte) bool {
+// go on, and the id of a single request, for an error about it later
+// (none for a batch or a notification).
+func checkJSONRPC(w http.ResponseWriter, body []byte) (json.RawMessage, bool) {
 	body = bytes.TrimSpace(body)
 	if !json.Valid(body) {
 		writeJSONError(w, http.StatusBadRequest, rpcParseError, "Parse error: the request body is not valid JSON")
-		return false
+		return nil, false
 	}
+	var id json.RawMessage
 	var msgs []json.RawMessage
-	if len(body) > 0 && body[0] == '[' {
+	batch := len(body) > 0 && body[0] == '['
+	if batch {
 		if json.Unmarshal(body, &msgs) != nil || len(msgs) == 0 {
 			writeJSONError(w, http.StatusBadRequest, rpcInvalidRequest, "Invalid Request: a batch must be a non-empty array of JSON-RPC messages")
-			return false
+			return nil, false
 		}
 	} else {
 		msgs = []json.RawMessage{body}
@@ -553,7 +560,7 @@ func checkJSONRPC(w http.ResponseWriter, body []byte) bool {
 		}
 		if err := json.Unmarshal(m, &head); err != nil {
 			writeJSONErrorID(w, http.StatusBadRequest, nil, rpcInvalidRequest, "Invalid Request: a JSON-RPC message is an object")
-			return false
+			return nil, false
 		}
 		switch {
 		case head.JSONRPC == nil || *head.JSONRPC != "2.0":
@@ -562,28 +569,19 @@ func checkJSONRPC(w http.ResponseWriter, body []byte) bool {
 				got = strconv.Quote(*head.JSONRPC)
 			}
 			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" must be "2.0", got %s`, got))
-			return false
+			return nil, false
 		case head.Method == nil && head.Result == nil && head.Error == nil:
 			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, `Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)`)
-			return false
+			return nil, false
 		case head.Method != nil && *head.Method == "":
 			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, `Invalid Request: "method" is empty`)
-			return false
+			return nil, false
+		}
+		if !batch {
+			id = head.ID
 		}
 	}
-	return true
-}
-
-// requestID is the id of a single request body, for an error about it
-// (null for a batch or a notification).
-func requestID(body []byte) json.RawMessage {
-	var head struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &head) != nil {
-		return nil
-	}
-	return head.ID
+	return id, true
 }
 
 // writeJSONErrorID is writeJSONError with the request's id.
