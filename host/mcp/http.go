@@ -133,6 +133,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		}
 		h.withToken = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	}
+	h.owner = "token:" + anonymous
+	if h.user != "" {
+		h.owner = "token:" + h.user
+	}
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
 	return mux
@@ -169,11 +173,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r) {
 		return
 	}
-	user := anonymous
-	if h.user != "" {
-		user = h.user
-	}
-	r = r.WithContext(context.WithValue(r.Context(), httpOwnerKey{}, "token:"+user))
+	r = r.WithContext(context.WithValue(r.Context(), httpOwnerKey{}, h.owner))
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
