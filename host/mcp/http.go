@@ -132,6 +132,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			return &auth.TokenInfo{UserID: h.user}, nil
 		}
 		h.withToken = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+		h.stateful, h.stateless = h.withToken(h.stateful), h.withToken(h.stateless)
 	}
 	h.owner = "token:" + anonymous
 	if h.user != "" {
@@ -188,9 +189,6 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	next := h.route(r, body)
 	if r.Method == http.MethodDelete {
 		next = h.deleting(next)
-	}
-	if h.withToken != nil {
-		next = h.withToken(next)
 	}
 	next.ServeHTTP(w, r)
 	if ew, ok := w.(*rpcErrorWriter); ok {
