@@ -532,16 +532,24 @@ const (
 // go on, and the id of a single request, for an error about it later
 // (none for a batch or a notification).
 func checkJSONRPC(w http.ResponseWriter, body []byte) (json.RawMessage, bool) {
-	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
+	// json.Unmarshal checks the whole body is valid JSON before it
+	// decodes anything (a *json.SyntaxError otherwise): the body is
+	// scanned once here, not once more by json.Valid.
+	parseError := func() (json.RawMessage, bool) {
 		writeJSONError(w, http.StatusBadRequest, rpcParseError, "Parse error: the request body is not valid JSON")
 		return nil, false
 	}
+	var syntax *json.SyntaxError
+	body = bytes.TrimSpace(body)
 	var id json.RawMessage
 	var msgs []json.RawMessage
 	batch := len(body) > 0 && body[0] == '['
 	if batch {
-		if json.Unmarshal(body, &msgs) != nil || len(msgs) == 0 {
+		err := json.Unmarshal(body, &msgs)
+		if errors.As(err, &syntax) {
+			return parseError()
+		}
+		if err != nil || len(msgs) == 0 {
 			writeJSONError(w, http.StatusBadRequest, rpcInvalidRequest, "Invalid Request: a batch must be a non-empty array of JSON-RPC messages")
 			return nil, false
 		}
@@ -556,7 +564,9 @@ func checkJSONRPC(w http.ResponseWriter, body []byte) (json.RawMessage, bool) {
 			Result  json.RawMessage  `json:"result"`
 			Error   *json.RawMessage `json:"error"`
 		}
-		if err := json.Unmarshal(m, &head); err != nil {
+		if err := json.Unmarshal(m, &head); errors.As(err, &syntax) {
+			return parseError()
+		} else if err != nil {
 			writeJSONErrorID(w, http.StatusBadRequest, nil, rpcInvalidRequest, "Invalid Request: a JSON-RPC message is an object")
 			return nil, false
 		}
