@@ -134,10 +134,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		h.withToken = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 		h.stateful, h.stateless = h.withToken(h.stateful), h.withToken(h.stateless)
 	}
-	h.owner = "token:" + anonymous
-	if h.user != "" {
-		h.owner = "token:" + h.user
-	}
+	h.owner = tokenOwner(h.user)
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
 	return mux
