@@ -124,9 +124,10 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 
 func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeIn) (any, error) {
 	var secret func(field string) ([]byte, error)
+	var cred secrets.Credential
 	if in.CredentialID != "" {
-		cred, err := s.credential(in.CredentialID)
-		if err != nil {
+		var err error
+		if cred, err = s.credential(in.CredentialID); err != nil {
 			return nil, err
 		}
 		secret = func(field string) ([]byte, error) {
@@ -147,7 +148,6 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 	defer stop()
 	o := session.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret}
 	if in.CredentialID != "" {
-		cred, _ := s.credential(in.CredentialID)
 		o.Allow = secretGate(cred, sess)
 		// Refused before anything is sent, not at the password prompt
 		// halfway through a move (the target does not change; a PTY's
@@ -221,28 +221,32 @@ func defaultPort(k session.Kind) int {
 // was opened does not matter.
 func secretGate(cred secrets.Credential, sess *session.Session) session.Gate {
 	return func(d session.Destination) error {
-		where := fmt.Sprintf("credential %q may be typed only into sessions to %s or a local program it names in \"programs\"",
-			cred.ID, cred.TargetsString(defaultPort(d.Kind)))
+		if d.Foreground == nil && d.FgErr == nil && d.Host != "" &&
+			cred.Allows(secrets.Dest{Host: d.Host, Port: d.Port, Remote: d.Remote}, defaultPort(d.Kind)) {
+			return nil
+		}
+		// The words of a refusal, made only for one.
+		where := func() string {
+			return fmt.Sprintf("credential %q may be typed only into sessions to %s or a local program it names in \"programs\"",
+				cred.ID, cred.TargetsString(defaultPort(d.Kind)))
+		}
 		if d.Foreground == nil && d.FgErr == nil {
-			if d.Host != "" && cred.Allows(secrets.Dest{Host: d.Host, Port: d.Port, Remote: d.Remote}, defaultPort(d.Kind)) {
-				return nil
-			}
 			to := secrets.Dest{Host: d.Host, Port: d.Port, Remote: d.Remote}.String()
 			if d.Host == "" {
 				to = "a " + string(d.Kind) + " link with no host"
 			}
-			return invalid("credentialId", "%s; session %s is a %s session to %s", where, sess.ID, kindName(d.Kind), to)
+			return invalid("credentialId", "%s; session %s is a %s session to %s", where(), sess.ID, kindName(d.Kind), to)
 		}
 		if d.FgErr != nil {
-			return invalid("credentialId", "%s; session %s is a PTY whose foreground program cannot be told (%v)", where, sess.ID, d.FgErr)
+			return invalid("credentialId", "%s; session %s is a PTY whose foreground program cannot be told (%v)", where(), sess.ID, d.FgErr)
 		}
 		fg := d.Foreground
 		if len(cred.Programs) == 0 {
-			return invalid("credentialId", "%s, and it names none; session %s is a PTY running %s", where, sess.ID, exeName(fg.Exes[0]))
+			return invalid("credentialId", "%s, and it names none; session %s is a PTY running %s", where(), sess.ID, exeName(fg.Exes[0]))
 		}
 		for _, exe := range fg.Exes {
 			if !cred.AllowsProgram(exe) {
-				return invalid("credentialId", "%s (%s); session %s is a PTY running %s", where, strings.Join(cred.Programs, ", "), sess.ID, exeName(exe))
+				return invalid("credentialId", "%s (%s); session %s is a PTY running %s", where(), strings.Join(cred.Programs, ", "), sess.ID, exeName(exe))
 			}
 		}
 		if len(fg.Outsiders) > 0 {

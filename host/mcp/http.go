@@ -132,7 +132,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			return &auth.TokenInfo{UserID: h.user}, nil
 		}
 		h.withToken = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+		h.stateful, h.stateless = h.withToken(h.stateful), h.withToken(h.stateless)
 	}
+	h.owner = tokenOwner(h.user)
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
 	return mux
@@ -149,7 +151,10 @@ type httpHandler struct {
 	tokenSum  [32]byte
 	user      string
 	withToken func(http.Handler) http.Handler
-	reading   chan struct{} // a slot per request body being read
+	// owner is the owner of a request without an MCP session: "token:"
+	// and the token's user id (anonymous without a token; see owner.go).
+	owner   string
+	reading chan struct{} // a slot per request body being read
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -166,27 +171,21 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r) {
 		return
 	}
-	user := anonymous
-	if h.user != "" {
-		user = h.user
-	}
-	r = r.WithContext(context.WithValue(r.Context(), httpOwnerKey{}, "token:"+user))
+	r = r.WithContext(context.WithValue(r.Context(), httpOwnerKey{}, h.owner))
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
 	}
-	if r.Method == http.MethodPost && !checkJSONRPC(w, body) {
-		return
+	if r.Method == http.MethodPost {
+		id, ok := checkJSONRPC(w, body)
+		if !ok {
+			return
+		}
+		w = &rpcErrorWriter{ResponseWriter: w, id: id}
 	}
 	next := h.route(r, body)
 	if r.Method == http.MethodDelete {
 		next = h.deleting(next)
-	}
-	if r.Method == http.MethodPost {
-		w = &rpcErrorWriter{ResponseWriter: w, id: requestID(body)}
-	}
-	if h.withToken != nil {
-		next = h.withToken(next)
 	}
 	next.ServeHTTP(w, r)
 	if ew, ok := w.(*rpcErrorWriter); ok {
@@ -241,11 +240,7 @@ func (h *httpHandler) tokenOK(token string) bool {
 // writeJSONError answers with a JSON-RPC error object (id null), which an
 // MCP client can show as it is.
 func writeJSONError(w http.ResponseWriter, status int, code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	writeJSONErrorID(w, status, nil, code, msg)
 }
 
 // readBody reads the request's body whole (at most MaxBodyBytes) within
@@ -531,18 +526,29 @@ const (
 // JSON-RPC error a client can read (SPEC SSH-7: -32700 for what does not
 // parse, -32600 for what is not a request), in a JSON body with status
 // 400, instead of go-sdk's plain-text 400. It reports whether the body may
-// go on.
-func checkJSONRPC(w http.ResponseWriter, body []byte) bool {
-	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
+// go on, and the id of a single request, for an error about it later
+// (none for a batch or a notification).
+func checkJSONRPC(w http.ResponseWriter, body []byte) (json.RawMessage, bool) {
+	// json.Unmarshal checks the whole body is valid JSON before it
+	// decodes anything (a *json.SyntaxError otherwise): the body is
+	// scanned once here, not once more by json.Valid.
+	parseError := func() (json.RawMessage, bool) {
 		writeJSONError(w, http.StatusBadRequest, rpcParseError, "Parse error: the request body is not valid JSON")
-		return false
+		return nil, false
 	}
+	var syntax *json.SyntaxError
+	body = bytes.TrimSpace(body)
+	var id json.RawMessage
 	var msgs []json.RawMessage
-	if len(body) > 0 && body[0] == '[' {
-		if json.Unmarshal(body, &msgs) != nil || len(msgs) == 0 {
+	batch := len(body) > 0 && body[0] == '['
+	if batch {
+		err := json.Unmarshal(body, &msgs)
+		if errors.As(err, &syntax) {
+			return parseError()
+		}
+		if err != nil || len(msgs) == 0 {
 			writeJSONError(w, http.StatusBadRequest, rpcInvalidRequest, "Invalid Request: a batch must be a non-empty array of JSON-RPC messages")
-			return false
+			return nil, false
 		}
 	} else {
 		msgs = []json.RawMessage{body}
@@ -555,9 +561,11 @@ func checkJSONRPC(w http.ResponseWriter, body []byte) bool {
 			Result  json.RawMessage  `json:"result"`
 			Error   *json.RawMessage `json:"error"`
 		}
-		if err := json.Unmarshal(m, &head); err != nil {
+		if err := json.Unmarshal(m, &head); errors.As(err, &syntax) {
+			return parseError()
+		} else if err != nil {
 			writeJSONErrorID(w, http.StatusBadRequest, nil, rpcInvalidRequest, "Invalid Request: a JSON-RPC message is an object")
-			return false
+			return nil, false
 		}
 		switch {
 		case head.JSONRPC == nil || *head.JSONRPC != "2.0":
@@ -566,28 +574,19 @@ func checkJSONRPC(w http.ResponseWriter, body []byte) bool {
 				got = strconv.Quote(*head.JSONRPC)
 			}
 			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" must be "2.0", got %s`, got))
-			return false
+			return nil, false
 		case head.Method == nil && head.Result == nil && head.Error == nil:
 			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, `Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)`)
-			return false
+			return nil, false
 		case head.Method != nil && *head.Method == "":
 			writeJSONErrorID(w, http.StatusBadRequest, head.ID, rpcInvalidRequest, `Invalid Request: "method" is empty`)
-			return false
+			return nil, false
+		}
+		if !batch {
+			id = head.ID
 		}
 	}
-	return true
-}
-
-// requestID is the id of a single request body, for an error about it
-// (null for a batch or a notification).
-func requestID(body []byte) json.RawMessage {
-	var head struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &head) != nil {
-		return nil
-	}
-	return head.ID
+	return id, true
 }
 
 // writeJSONErrorID is writeJSONError with the request's id.

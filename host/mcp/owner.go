@@ -37,11 +37,11 @@ func ownerOf(ctx context.Context, ss *sdk.ServerSession, extra *sdk.RequestExtra
 		return ss.ID()
 	}
 	if extra != nil && extra.Header != nil {
-		user := anonymous
-		if extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		user := ""
+		if extra.TokenInfo != nil {
 			user = extra.TokenInfo.UserID
 		}
-		return "token:" + user
+		return tokenOwner(user)
 	}
 	if ctx != nil {
 		if o, ok := ctx.Value(httpOwnerKey{}).(string); ok {
@@ -53,6 +53,15 @@ func ownerOf(ctx context.Context, ss *sdk.ServerSession, extra *sdk.RequestExtra
 
 // anonymous is the token user of HTTP requests under --no-auth.
 const anonymous = "anonymous"
+
+// tokenOwner is the owner of an HTTP request without an MCP session from
+// the token user user ("": anonymous).
+func tokenOwner(user string) string {
+	if user == "" {
+		user = anonymous
+	}
+	return "token:" + user
+}
 
 // httpOwnerKey is the context key of the owner the HTTP handler found for
 // a request without an MCP session.

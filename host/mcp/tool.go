@@ -178,15 +178,17 @@ func normalize(sc *jsonschema.Schema, obj map[string]any) (bool, error) {
 		if !isStr || prop == nil {
 			continue
 		}
-		ts := types(prop)
 		trimmed := strings.TrimSpace(str)
 		want := ""
 		switch {
-		case slices.Contains(ts, "array") && strings.HasPrefix(trimmed, "["):
+		case strings.HasPrefix(trimmed, "["):
 			want = "array"
-		case slices.Contains(ts, "object") && strings.HasPrefix(trimmed, "{"):
+		case strings.HasPrefix(trimmed, "{"):
 			want = "object"
-		default:
+		}
+		// The common case, a plain string, stops here, before the schema's
+		// types are gathered.
+		if want == "" || !slices.Contains(types(prop), want) {
 			continue
 		}
 		dec := json.NewDecoder(strings.NewReader(trimmed))

@@ -165,8 +165,9 @@ func (d Dest) String() string {
 	return s
 }
 
-// targets is the credential's own host and port followed by its "hosts".
-func (c Credential) targets() []target {
+// targets yields the credential's own host and port, then its "hosts"
+// (without copying them, for every check).
+func (c Credential) targets(yield func(target) bool) {
 	own, err := parseTarget(c.Host)
 	if err != nil {
 		own = target{name: strings.ToLower(c.Host)}
@@ -175,7 +176,14 @@ func (c Credential) targets() []target {
 	if !c.portGiven {
 		own.port = 0
 	}
-	return append([]target{own}, c.hosts...)
+	if !yield(own) {
+		return
+	}
+	for _, t := range c.hosts {
+		if !yield(t) {
+			return
+		}
+	}
 }
 
 // Allows reports whether the credential may be used for d, with defPort the
@@ -186,7 +194,7 @@ func (c Credential) targets() []target {
 func (c Credential) Allows(d Dest, defPort int) bool {
 	host := strings.TrimSuffix(strings.Trim(d.Host, "[]"), ".")
 	lit, litErr := netip.ParseAddr(host)
-	for _, t := range c.targets() {
+	for t := range c.targets {
 		if t.portFor(c, defPort) != d.Port {
 			continue
 		}
@@ -210,7 +218,7 @@ func (c Credential) Allows(d Dest, defPort int) bool {
 // port falls in one of the credential's address or network entries: what
 // a connection to that name may dial.
 func (c Credential) AllowsAddr(a netip.Addr, port, defPort int) bool {
-	for _, t := range c.targets() {
+	for t := range c.targets {
 		if t.name == "" && t.portFor(c, defPort) == port && t.prefix.Contains(a.Unmap()) {
 			return true
 		}
@@ -221,7 +229,7 @@ func (c Credential) AllowsAddr(a netip.Addr, port, defPort int) bool {
 // HasNetworks reports whether the credential names any address or network
 // (a host name must then be resolved to be checked).
 func (c Credential) HasNetworks() bool {
-	for _, t := range c.targets() {
+	for t := range c.targets {
 		if t.name == "" {
 			return true
 		}
@@ -239,9 +247,8 @@ func (t target) portFor(c Credential, defPort int) int {
 // TargetsString names where the credential may be used, for errors: its
 // own host:port and its "hosts".
 func (c Credential) TargetsString(defPort int) string {
-	ts := c.targets()
-	parts := make([]string, 0, len(ts))
-	for _, t := range ts {
+	parts := make([]string, 0, 1+len(c.hosts))
+	for t := range c.targets {
 		parts = append(parts, t.String(t.portFor(c, defPort)))
 	}
 	if len(parts) > 6 {
