@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/termhost/termhost/host/session"
 )
@@ -73,33 +72,12 @@ func screenText(lines []string) string {
 func matchText(rep screenReply) string {
 	lines := rep.Lines
 	if r := rep.Cursor.Row; r >= 0 && r < len(lines) {
-		if pad := rep.Cursor.Col - cellWidth(lines[r]); pad > 0 {
+		if pad := rep.Cursor.Col - session.Cells(lines[r]); pad > 0 {
 			lines = append([]string(nil), lines...)
 			lines[r] += strings.Repeat(" ", pad)
 		}
 	}
 	return screenText(lines)
-}
-
-// cellWidth is how many terminal columns s takes: two for the East Asian
-// wide and fullwidth ranges and most emoji, none for combining marks, one
-// otherwise. It only has to be right for the cursor's row of a plain
-// screen, where an overestimate pads less.
-func cellWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		switch {
-		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r), r == 0x200b, r == 0x200d:
-		case r >= 0x1100 && r <= 0x115f, r >= 0x2e80 && r <= 0xa4cf && r != 0x303f,
-			r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,
-			r >= 0xff00 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6,
-			r >= 0x1f300 && r <= 0x1f64f, r >= 0x1f900 && r <= 0x1f9ff, r >= 0x20000 && r <= 0x3fffd:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
 }
 
 // views remembers, per client and session, the rows a client was last

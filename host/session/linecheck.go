@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -206,7 +207,7 @@ func (s *Session) checkScreenLine(ctx context.Context, ls *lineState) error {
 		// prompt to go by, so the line at the cursor is checked whole
 		// when it does not start with the recorded one. The check still
 		// runs: a shell can be put on the alternate screen too.
-		if top && cells(line) > sc.Cols {
+		if top && Cells(line) > sc.Cols {
 			return lc.refuse("the command line cannot be checked: it is longer than the screen shows")
 		}
 		if !ok {
@@ -324,7 +325,7 @@ func (sc *screenState) logicalLine() (string, bool) {
 	for r := first; r <= last; r++ {
 		b.WriteString(sc.Lines[r])
 		if r < last {
-			b.WriteString(strings.Repeat(" ", max(sc.Cols-cells(sc.Lines[r]), 0)))
+			b.WriteString(strings.Repeat(" ", max(sc.Cols-Cells(sc.Lines[r]), 0)))
 		}
 	}
 	return strings.TrimRight(b.String(), " "), first == 0
@@ -337,22 +338,29 @@ func (sc *screenState) beforeCursor() string {
 	var b strings.Builder
 	for r := first; r < sc.Cursor.Row; r++ {
 		b.WriteString(sc.Lines[r])
-		b.WriteString(strings.Repeat(" ", max(sc.Cols-cells(sc.Lines[r]), 0)))
+		b.WriteString(strings.Repeat(" ", max(sc.Cols-Cells(sc.Lines[r]), 0)))
 	}
 	row := sc.Lines[sc.Cursor.Row]
 	w := 0
 	for i, r := range row {
-		if w >= sc.Cursor.Col {
+		n := runeCells(r)
+		if w >= sc.Cursor.Col && n > 0 { // a combining mark stays with its base
 			row = row[:i]
 			break
 		}
-		w += runeCells(r)
+		w += n
 	}
 	b.WriteString(row)
 	return strings.TrimRight(b.String(), " ")
 }
 
-func cells(s string) int {
+// Cells is how many terminal columns s takes, as the host estimates it
+// without the screen plugin's exact table (plugins/vt/core): two for the
+// East Asian wide ranges and most emoji, none for combining marks and
+// zero-width joiners, one otherwise. The host uses it only to line text up
+// with a cursor column the screen reported (a typed line's start, a
+// pattern on the screen).
+func Cells(s string) int {
 	n := 0
 	for _, r := range s {
 		n += runeCells(r)
@@ -360,13 +368,14 @@ func cells(s string) int {
 	return n
 }
 
-// runeCells is how many columns a rune takes: two for the East Asian wide
-// ranges and most emoji, else one.
+// runeCells is how many columns a rune takes (Cells).
 func runeCells(r rune) int {
 	switch {
 	case r == utf8.RuneError:
 		return 1
-	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF, r >= 0xAC00 && r <= 0xD7A3,
+	case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r), r == 0x200B, r == 0x200D:
+		return 0
+	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF && r != 0x303F, r >= 0xAC00 && r <= 0xD7A3,
 		r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F, r >= 0xFF00 && r <= 0xFF60,
 		r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1F64F, r >= 0x1F900 && r <= 0x1F9FF,
 		r >= 0x20000 && r <= 0x3FFFD:
