@@ -213,6 +213,9 @@ func TestHTTPShareClaim(t *testing.T) {
 	if got["session_id"] != id || got["name"] != "handed" {
 		t.Fatalf("claim_session: %v", got)
 	}
+	// The program's echo may still be on its way: wait for it as a client
+	// would, through the claimed session.
+	mustCall(t, b, "wait_for", map[string]any{"session_id": "handed", "until": "before-handover", "onScreen": true, "timeoutMs": 10000})
 	v := mustCall(t, b, "view_screen", map[string]any{"session_id": "handed"})
 	if !strings.Contains(screenOf(t, v), "before-handover") {
 		t.Fatalf("B's view of the claimed session: %v", v)
