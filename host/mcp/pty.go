@@ -374,16 +374,15 @@ func (s *Server) dropSubscriberLocked(uri string, ss *sdk.ServerSession) {
 // watchOutput notifies subscribers of uri whenever sess has new output
 // (at most every notifyEvery) and when it ends.
 func (s *Server) watchOutput(ctx context.Context, sess *session.Session, uri string) {
-	cur := sess.Mark()
+	w := sess.Watcher()
 	for {
-		reason, _, err := sess.Wait(ctx, cur, session.WaitSpec{Idle: time.Millisecond, Exit: true, Timeout: time.Hour}, false)
+		_, reason, _, err := w.Wait(ctx, session.WaitSpec{Idle: time.Millisecond, Exit: true, Timeout: time.Hour}, false)
 		if err != nil {
 			return
 		}
 		if reason == session.ReasonTimeout {
 			continue
 		}
-		cur = sess.Mark()
 		s.mcp.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
 		if reason == session.ReasonExit || reason == session.ReasonEOF {
 			return

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/termhost/termhost/host/session"
 )
@@ -78,45 +77,6 @@ func matchText(rep screenReply) string {
 		}
 	}
 	return screenText(lines)
-}
-
-// views remembers, per client and session, the rows a client was last
-// shown, so view_screen can return only what changed (SPEC TUI-3).
-type views struct {
-	mu   sync.Mutex
-	m    map[viewKey][]string
-	keys []viewKey // insertion order, for the bound
-}
-
-type viewKey struct{ owner, session, format string }
-
-// maxViews bounds the remembered views (each at most a screenful).
-const maxViews = 1024
-
-// diff records rows as the client's view and returns the rows that differ
-// from the previous one (all of them the first time).
-func (v *views) diff(k viewKey, rows []string) []rowChange {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.m == nil {
-		v.m = make(map[viewKey][]string)
-	}
-	prev, seen := v.m[k]
-	if !seen {
-		v.keys = append(v.keys, k)
-		if len(v.keys) > maxViews {
-			delete(v.m, v.keys[0])
-			v.keys = v.keys[1:]
-		}
-	}
-	v.m[k] = append([]string(nil), rows...)
-	changes := []rowChange{}
-	for i, r := range rows {
-		if !seen || i >= len(prev) || prev[i] != r {
-			changes = append(changes, rowChange{Row: i, Text: r})
-		}
-	}
-	return changes
 }
 
 // rowChange is one row that changed since the client's last view.

@@ -90,13 +90,15 @@ func (s *Server) sendKeys(ctx context.Context, req *sdk.CallToolRequest, in send
 	if err := sess.Send(ctx, p); err != nil {
 		return nil, err
 	}
-	s.setMark(req, sess, mark)
+	// The caller's next wait (this one, or a wait_for) sees what the keys
+	// brought.
+	sess.Reader(owner(req)).SetMark(mark)
 	out := map[string]any{"session_id": sess.ID, "success": true, "bytes": len(p)}
 	if wspec.Empty() {
 		return out, nil
 	}
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(wspec.Timeout))
-	w, err := s.awaitOne(ctx, req, sess, mark, wspec)
+	w, err := s.awaitOne(ctx, req, sess, wspec)
 	stop()
 	if err != nil {
 		return nil, err

@@ -83,9 +83,6 @@ type Server struct {
 	subs         subs      // resource subscriptions being watched
 	ptyToolsOnce sync.Once // list_pty and read_pty registered
 	ptyToolsOn   bool
-	views        views // what each client last saw of each screen (view_screen changes)
-	marksMu      sync.Mutex
-	marks        map[markKey]session.Cursor // where each client's last wait left off
 	// tools are the raw handlers of every registered tool, for the stdio
 	// transport's direct path (see Stdio.Tools).
 	tools map[string]sdk.ToolHandler

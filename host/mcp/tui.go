@@ -245,10 +245,13 @@ func (s *Server) viewScreen(ctx context.Context, req *sdk.CallToolRequest, in vi
 			return nil, err
 		}
 		fromReply(&out, rep)
+		changed := sess.Reader(owner(req)).ViewChanges(format, rep.Lines)
 		if in.Changes {
-			out.Changes = s.views.diff(viewKey{owner(req), sess.ID, format}, rep.Lines)
+			out.Changes = make([]rowChange, len(changed))
+			for i, row := range changed {
+				out.Changes[i] = rowChange{Row: row, Text: rep.Lines[row]}
+			}
 		} else {
-			s.views.diff(viewKey{owner(req), sess.ID, format}, rep.Lines)
 			text = screenText(rep.Lines)
 		}
 	}
@@ -394,41 +397,12 @@ func (s *Server) screenWait(ctx context.Context, sess *session.Session, w screen
 	return spec, nil
 }
 
-// waitMark is where a client's wait on a session starts: where its last
-// wait (or keys) left off, so a wait sees what came after it — also what
-// arrived between send_keys and wait_for.
-func (s *Server) waitMark(req *sdk.CallToolRequest, sess *session.Session) session.Cursor {
-	s.marksMu.Lock()
-	defer s.marksMu.Unlock()
-	if c, ok := s.marks[markKey{owner(req), sess.ID}]; ok {
-		return c
-	}
-	// A client's first wait on a session looks at everything it has had
-	// (the first prompt of a shell just launched is usually there already).
-	return session.Cursor{}
-}
-
-func (s *Server) setMark(req *sdk.CallToolRequest, sess *session.Session, c session.Cursor) {
-	s.marksMu.Lock()
-	defer s.marksMu.Unlock()
-	if s.marks == nil {
-		s.marks = make(map[markKey]session.Cursor)
-	}
-	if len(s.marks) >= maxViews {
-		for k := range s.marks {
-			delete(s.marks, k)
-			break
-		}
-	}
-	s.marks[markKey{owner(req), sess.ID}] = c
-}
-
-type markKey struct{ owner, session string }
-
-// awaitOne waits on one session from cur and describes the outcome.
-func (s *Server) awaitOne(ctx context.Context, req *sdk.CallToolRequest, sess *session.Session, cur session.Cursor, spec session.WaitSpec) (waitOut, error) {
+// awaitOne waits on one session for the caller's reader, from where its
+// last wait (or keys) left off, so a wait sees what came after it — also
+// what arrived between send_keys and wait_for — and describes the outcome.
+func (s *Server) awaitOne(ctx context.Context, req *sdk.CallToolRequest, sess *session.Session, spec session.WaitSpec) (waitOut, error) {
 	start := time.Now()
-	reason, used, err := sess.Wait(ctx, cur, spec, true)
+	cur, reason, used, err := sess.Reader(owner(req)).Wait(ctx, spec, true)
 	if err != nil {
 		return waitOut{}, err
 	}
@@ -455,7 +429,6 @@ func (s *Server) awaitOne(ctx context.Context, req *sdk.CallToolRequest, sess *s
 			out.ExitCode = &code
 		}
 	}
-	s.setMark(req, sess, sess.Mark())
 	return out, nil
 }
 
@@ -469,7 +442,6 @@ func (s *Server) waitFor(ctx context.Context, req *sdk.CallToolRequest, in waitF
 	}
 	type target struct {
 		sess *session.Session
-		cur  session.Cursor
 		spec session.WaitSpec
 	}
 	var targets []target
@@ -494,14 +466,14 @@ func (s *Server) waitFor(ctx context.Context, req *sdk.CallToolRequest, in waitF
 		if spec.Empty() {
 			return nil, invalid("until", "give at least one condition: until, prompt, idleMs, screenStable, exit or timeoutMs")
 		}
-		targets = append(targets, target{sess, s.waitMark(req, sess), spec})
+		targets = append(targets, target{sess, spec})
 	}
 	stop := s.progress(ctx, req, targets[0].sess, targets[0].sess.WaitCeiling(targets[0].spec.Timeout))
 	defer stop()
 	var out waitOut
 	if len(targets) == 1 {
 		var err error
-		if out, err = s.awaitOne(ctx, req, targets[0].sess, targets[0].cur, targets[0].spec); err != nil {
+		if out, err = s.awaitOne(ctx, req, targets[0].sess, targets[0].spec); err != nil {
 			return nil, err
 		}
 	} else {
@@ -513,7 +485,7 @@ func (s *Server) waitFor(ctx context.Context, req *sdk.CallToolRequest, in waitF
 		results := make(chan result, len(targets))
 		for _, t := range targets {
 			go func() {
-				o, err := s.awaitOne(wctx, req, t.sess, t.cur, t.spec)
+				o, err := s.awaitOne(wctx, req, t.sess, t.spec)
 				results <- result{o, err}
 			}()
 		}

@@ -145,10 +145,11 @@ func (a *echoAnchor) after(off uint64) bool {
 }
 
 // collector copies a command's raw output out of the session's ring as it
-// arrives, up to limit bytes from off: the head of the output is what
-// run_command returns, so it must outlive the ring.
+// arrives, up to limit bytes, through a private reader starting at off: the
+// head of the output is what run_command returns, so it must outlive the
+// ring.
 type collector struct {
-	s     *Session
+	r     *Reader
 	off   uint64 // offset of data[0]
 	data  []byte
 	limit int
@@ -159,8 +160,7 @@ func (c *collector) pull() {
 	if c.full {
 		return
 	}
-	from := c.off + uint64(len(c.data))
-	p, _, evicted := c.s.buf.Read(from, c.limit-len(c.data))
+	p, evicted := c.r.take(c.limit - len(c.data))
 	if evicted > 0 {
 		if len(c.data) > 0 {
 			c.full = true // a gap: keep the head
@@ -230,7 +230,7 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 	}
 	// The output is copied out as it arrives: a long one would otherwise
 	// lose its head to the session's ring before the command ends.
-	col := collector{s: s, off: mark.Off, limit: min(max(4*o.MaxBytes, 1<<20), 16<<20)}
+	col := collector{r: s.privateReader(mark), off: mark.Off, limit: min(max(4*o.MaxBytes, 1<<20), 16<<20)}
 	// A dialect's prompt ends the command only after the command's echo:
 	// output of an earlier exchange still arriving (after send_secret or
 	// telnet_send) can bring a prompt of its own first. A device that does

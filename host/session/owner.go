@@ -157,7 +157,7 @@ func (r *Registry) Claim(owner, code string) (*Session, error) {
 		}
 		r.byName[nameKey(owner, s.Name)] = s
 	}
-	s.owner = owner
+	s.handOver(owner)
 	delete(r.orphans, s.ID)
 	return s, nil
 }

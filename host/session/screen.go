@@ -220,8 +220,10 @@ func (s *Session) releaseScreen() {
 func (s *Session) Mark() Cursor {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Cursor{Off: s.buf.Head(), Seq: s.nextSeq}
+	return s.markLocked()
 }
+
+func (s *Session) markLocked() Cursor { return Cursor{Off: s.buf.Head(), Seq: s.nextSeq} }
 
 // Raw returns up to maxBytes of the most recent output (the raw byte
 // stream, escape sequences included), starting at a character boundary,

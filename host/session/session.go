@@ -178,7 +178,8 @@ type Session struct {
 	Created time.Time
 
 	// owner is who may see and use the session (Registry.Get); the
-	// registry changes it on a handover, under its lock.
+	// registry changes it on a handover (handOver), under its lock and
+	// mu, so either lock is enough to read it.
 	owner string
 
 	cfg    Config
@@ -195,14 +196,13 @@ type Session struct {
 	chainSem chan struct{} // serializes every walk through the chain
 	w        walker        // guarded by chainSem
 
-	readSem chan struct{} // serializes reads of the default cursor
+	readSem chan struct{} // serializes reads (of every reader)
 
 	mu         sync.Mutex
 	state      State
 	changed    chan struct{} // closed on every change; nil when nobody waits
 	lastRx     time.Time     // last byte committed to the buffer
 	lastActive time.Time
-	cursor     Cursor // the default reader's position
 	events     []Event
 	nextSeq    uint64
 	endErr     error
@@ -235,6 +235,11 @@ type Session struct {
 	asyncBusy  bool
 
 	waiting atomic.Int32 // waits in progress
+
+	// readers: each owner's place in the output (reader.go); guarded by mu.
+	readers        map[string]*Reader
+	readerClock    uint64 // counts uses of readers, for dropping the least recent
+	readersDropped bool   // a reader was dropped to bound them
 
 	wr        *writer
 	pumpDone  chan struct{}
@@ -343,7 +348,10 @@ func (s *Session) Info() Info {
 	if s.endErr != nil {
 		in.Error = s.endErr.Error()
 	}
-	cur := s.cursor.Off
+	var cur uint64 // the owner's reader, or the start when it has none
+	if r := s.readers[s.owner]; r != nil {
+		cur = r.read.Off
+	}
 	s.mu.Unlock()
 	in.Buffered = s.buf.Len()
 	// Unread counts what is still held: evicted bytes cannot be read.

@@ -360,12 +360,12 @@ func (s *Session) incompleteTail(from, head uint64) int {
 	return len(p) - utf8Cut(p)
 }
 
-// ReadOptions control a read of the default cursor.
+// ReadOptions control a read (Reader.Read).
 type ReadOptions struct {
 	Wait     WaitSpec
 	MaxBytes int  // <= 0: 64 KiB
 	UTF8     bool // never split a multi-byte character across reads
-	Peek     bool // do not advance the cursor
+	Peek     bool // do not advance the reader
 }
 
 // ReadResult is what a read returns.
@@ -374,6 +374,7 @@ type ReadResult struct {
 	Reason    Reason
 	TimeoutMs int64
 	Evicted   uint64 // bytes lost to eviction before they were read
+	Lost      bool   // the reader was made anew at the end of the output after readers were dropped (reader.go)
 	HasMore   bool   // more unread bytes remain (MaxBytes was reached, or a character is incomplete)
 	Events    []Event
 	Alive     bool
@@ -381,16 +382,16 @@ type ReadResult struct {
 
 const defaultMaxBytes = 64 << 10
 
-// Read waits per opts.Wait, then returns new output since the last read,
-// with the events that came with it (including any at the very offset the
-// last read ended at), and advances the cursor past them. Reads of one
-// session are serialized: a second reader waits for the first to finish,
-// then waits for output new to it.
+// readFrom waits per opts.Wait, then returns r's new output since its
+// last read, with the events that came with it (including any at the very
+// offset the last read ended at), and advances r past them. Reads of one
+// session are serialized: a second read waits for the first to finish,
+// then waits for output new to its reader.
 //
 // A read always makes progress: with UTF8 it returns a whole character even
 // past MaxBytes, and an incomplete last character once the peer has been
 // quiet for two seconds or has gone.
-func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error) {
+func (s *Session) readFrom(ctx context.Context, r *Reader, opts ReadOptions) (ReadResult, error) {
 	timeout := s.WaitCeiling(opts.Wait.Timeout)
 	if opts.Wait.Empty() {
 		timeout = s.cfg.WriteTimeout
@@ -400,7 +401,7 @@ func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error
 	}
 	defer func() { <-s.readSem }()
 	s.mu.Lock()
-	cur := s.cursor
+	cur, lost := r.read, r.lost
 	s.mu.Unlock()
 	reason, used, err := s.Wait(ctx, cur, opts.Wait, opts.UTF8)
 	if err != nil {
@@ -429,7 +430,7 @@ func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error
 	next := start + uint64(n)
 	res := ReadResult{
 		Data: raw[:n], Reason: reason, TimeoutMs: used.Milliseconds(), Evicted: evicted,
-		HasMore: next < head, Alive: alive,
+		HasMore: next < head, Alive: alive, Lost: lost,
 	}
 	seq := cur.Seq
 	for _, e := range s.events {
@@ -439,7 +440,7 @@ func (s *Session) Read(ctx context.Context, opts ReadOptions) (ReadResult, error
 		}
 	}
 	if !opts.Peek {
-		s.cursor = Cursor{Off: next, Seq: seq}
+		r.read, r.lost = Cursor{Off: next, Seq: seq}, false
 	}
 	s.lastActive = time.Now()
 	return res, nil
