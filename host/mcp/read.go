@@ -89,7 +89,8 @@ type eventOut struct {
 
 // read is the one read every reading tool does: wait per spec (with
 // progress notifications when the client asked for them, stopped by
-// cancellation), take what is new, encode it.
+// cancellation), take what is new to the caller's reader of the session,
+// encode it.
 func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, sess *session.Session, spec session.WaitSpec, maxBytes int, enc string) (readOut, error) {
 	if enc == "" {
 		enc = "utf8"
@@ -98,7 +99,7 @@ func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, sess *sessi
 	if !spec.Empty() {
 		stop = s.progress(ctx, req, sess, sess.WaitCeiling(spec.Timeout))
 	}
-	res, err := sess.Read(ctx, session.ReadOptions{Wait: spec, MaxBytes: maxBytes, UTF8: enc == "utf8"})
+	res, err := sess.Reader(owner(req)).Read(ctx, session.ReadOptions{Wait: spec, MaxBytes: maxBytes, UTF8: enc == "utf8"})
 	if stop != nil {
 		stop()
 	}
