@@ -67,6 +67,7 @@ type Scanner struct {
 	// erased: what is left of a chunk after an erase run put blanks back
 	// in front of it.
 	erased []byte
+	found  []bool // detectLine's: which banner texts a line holds
 }
 
 // New returns a Scanner with no dialect (auto-detection on).

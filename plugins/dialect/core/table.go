@@ -168,6 +168,8 @@ type tables struct {
 	// ends: the last characters a prompt, login field or question can
 	// have (Spec.PromptEnds).
 	ends [256]bool
+	// det: every dialect's banner texts (Spec.Detect).
+	det detector
 }
 
 // builtin: the tables embedded in the plugin.
@@ -209,6 +211,7 @@ func newTables(common *Spec, all []*Spec) (*tables, error) {
 	sort.Strings(t.names)
 	sort.SliceStable(t.byPriority, func(i, j int) bool { return t.byPriority[i].priority < t.byPriority[j].priority })
 	t.any = union(t.byPriority)
+	t.det = newDetector(t.byPriority)
 	return t, nil
 }
 
