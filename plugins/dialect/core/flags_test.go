@@ -1,6 +1,9 @@
 package core
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -162,6 +165,57 @@ func TestTableErrors(t *testing.T) {
 		c.edit(junos)
 		if _, err := newTables(common, specs); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+}
+
+// TestDetectorFindsWhatContainsFinds: the one-pass search for banner
+// texts marks exactly the texts bytes.Contains finds, on the corpus, the
+// transcripts and lines made of the texts themselves (at the start, the
+// end, overlapping, cut short).
+func TestDetectorFindsWhatContainsFinds(t *testing.T) {
+	det := &builtin.det
+	var lines []string
+	files, _ := filepath.Glob("testdata/corpus/*/*.txt")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Split(string(b), "\n")...)
+	}
+	for _, steps := range coretest.Transcripts {
+		for _, st := range steps {
+			lines = append(lines, strings.Split(st.In, "\n")...)
+		}
+	}
+	for i, x := range det.texts {
+		c := string(x.contains)
+		next := string(det.texts[(i+1)%len(det.texts)].contains)
+		lines = append(lines, c, "x"+c, c+"x", c+next, c[:len(c)-1], c[:len(c)-1]+next, c[1:], c+c)
+	}
+	check(t, det, lines)
+	// One-byte texts (none in the built-in tables) are searched apart.
+	small := newDetector([]*Dialect{{Name: "x", detect: []detect{{[]byte("#"), false}, {[]byte("ab"), true}}}})
+	check(t, &small, []string{"", "#", "a", "ab", "x#ab", "a#b", "ba#"})
+}
+
+func check(t *testing.T, det *detector, lines []string) {
+	t.Helper()
+	found := make([]bool, len(det.texts))
+	for _, l := range lines {
+		clear(found)
+		hit := det.find([]byte(l), found)
+		any := false
+		for j, x := range det.texts {
+			want := bytes.Contains([]byte(l), x.contains)
+			any = any || want
+			if found[j] != want {
+				t.Errorf("%q: text %q found %v, want %v", l, x.contains, found[j], want)
+			}
+		}
+		if hit != any {
+			t.Errorf("%q: hit %v, want %v", l, hit, any)
 		}
 	}
 }
