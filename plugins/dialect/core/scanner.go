@@ -60,9 +60,8 @@ type Scanner struct {
 	tmp  []byte // a complete line joined to the partial line before it
 	vis  []byte // visible text of a line
 	// spare: the partial line's other buffer. A partial line passed on
-	// in a chunk that also ends it stays intact until the call returns
-	// (the Sink's slices are valid until then): the next line goes to
-	// the other buffer.
+	// in a chunk that also ends it must stay intact until the next call
+	// (Sink's contract): the next line goes to the other buffer.
 	spare []byte
 	// erased: what is left of a chunk after an erase run put blanks back
 	// in front of it.

@@ -7,8 +7,9 @@ package core
 // main implements it and serialises the events; the core knows no wire
 // format.
 //
-// Slices passed to User and Peer are valid until the Scanner call that
-// made them returns (Inbound, Quiet, Flush), and not after: copy to keep.
+// Slices passed to User and Peer stay unchanged until the Scanner's next
+// Inbound, Quiet, Flush or Import (so a Sink may hold a chunk's first run
+// until the call returns, as the plugin's does); copy to keep them longer.
 type Sink interface {
 	// User delivers bytes passed on toward the user.
 	User(p []byte)
