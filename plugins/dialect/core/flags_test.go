@@ -146,6 +146,7 @@ func TestTableErrors(t *testing.T) {
 		want string
 	}{
 		{func(sp *Spec) { sp.Aliases = []string{"linux"} }, `the name "linux" is taken`},
+		{func(sp *Spec) { sp.Aliases = []string{""} }, "a name or alias is empty"},
 		{func(sp *Spec) { sp.SubLine = nil }, "subFromEdit needs the dialect's subLine"},
 		{func(sp *Spec) { sp.SubLine.Close = "" }, "open and close must not be empty"},
 	} {

@@ -197,7 +197,10 @@ func newTables(common *Spec, all []*Spec) (*tables, error) {
 			return nil, fmt.Errorf("dialect table %s: %v", sp.Name, err)
 		}
 		for _, n := range append([]string{d.Name}, d.aliases...) {
-			if _, dup := t.byName[n]; dup || n == "" {
+			if n == "" {
+				return nil, fmt.Errorf("dialect table %s: a name or alias is empty", sp.Name)
+			}
+			if _, dup := t.byName[n]; dup {
 				return nil, fmt.Errorf("dialect table %s: the name %q is taken", sp.Name, n)
 			}
 			t.byName[n] = d
