@@ -23,8 +23,9 @@
 // are data: core/dialects/*.json (see README.md).
 //
 // The core reports to a typed Sink; this file implements it and writes
-// the JSON above (keys in this order: alphabetical, as encoding/json
-// writes a map's).
+// the JSON above. On the wire the keys are in alphabetical order (the
+// examples list them by meaning), as encoding/json wrote the maps the
+// events once were; testdata/wire.golden pins the bytes.
 package main
 
 import (
