@@ -17,7 +17,7 @@ import (
 )
 
 // dialectBinding runs the dialect plugin's scanner natively, as the plugin
-// does in wazero (main.go): events at their offsets, info on control.
+// does in wazero (main.go): events right after their bytes, info on control.
 func dialectBinding(name string) *fake {
 	sc := core.New()
 	if name != "" {
@@ -35,16 +35,7 @@ func dialectBinding(name string) *fake {
 				sc.Outbound(p)
 				return abi.Continue, nil
 			}
-			b, evs, _ := sc.Inbound(p)
-			at := 0
-			for _, e := range evs {
-				s.Emit(abi.ToUser, b[at:e.At])
-				at = e.At
-				if e.JSON != nil {
-					s.Emit(abi.Event, e.JSON)
-				}
-			}
-			s.Emit(abi.ToUser, b[at:])
+			sc.Inbound(p, dialectSink{s})
 			return abi.Consumed, nil
 		},
 		control: func(req []byte, s wasmhost.Sink) error {
@@ -58,6 +49,47 @@ func dialectBinding(name string) *fake {
 			return nil
 		},
 	}
+}
+
+// dialectSink writes the scanner's events as the plugin's main does.
+type dialectSink struct{ s wasmhost.Sink }
+
+func (k dialectSink) User(p []byte) { k.s.Emit(abi.ToUser, p) }
+func (k dialectSink) Peer(p []byte) { k.s.Emit(abi.ToPeer, p) }
+func (k dialectSink) ev(v map[string]any) {
+	b, _ := json.Marshal(v)
+	k.s.Emit(abi.Event, b)
+}
+func (k dialectSink) Prompt(p core.Prompt) {
+	v := map[string]any{"type": "prompt", "dialect": p.Dialect, "hostname": p.Hostname, "mode": p.Mode, "submode": p.Submode, "prompt": p.Prompt}
+	if p.User != "" {
+		v["user"] = p.User
+	}
+	if p.Cwd != "" {
+		v["cwd"] = p.Cwd
+	}
+	k.ev(v)
+}
+func (k dialectSink) Done() { k.ev(map[string]any{"type": "done"}) }
+func (k dialectSink) Pager(p core.Pager) {
+	v := map[string]any{"type": "pager", "text": p.Text, "pages": p.Pages}
+	if !p.Answered {
+		v["answered"] = false
+	}
+	k.ev(v)
+}
+func (k dialectSink) PagerLimit(p core.PagerLimit) {
+	v := map[string]any{"type": "pager_limit", "pages": p.Pages}
+	if p.Quit {
+		v["quit"] = true
+	}
+	k.ev(v)
+}
+func (k dialectSink) Question(t string) { k.ev(map[string]any{"type": "question", "text": t}) }
+func (k dialectSink) Login(f string)    { k.ev(map[string]any{"type": "login", "field": f}) }
+func (k dialectSink) Error(t string)    { k.ev(map[string]any{"type": "error", "text": t}) }
+func (k dialectSink) Dialect(d core.Detection) {
+	k.ev(map[string]any{"type": "dialect", "name": d.Name, "detected": true, "confident": d.Confident})
 }
 
 // device is a scripted IOS-like (or, with junos, Junos-like) CLI on the

@@ -21,6 +21,11 @@
 // "maxPages":N,"pager":bool,"commandPagers":bool} (commandPagers: pagers
 // are answered only for lines marked by "command"). The pattern tables
 // are data: core/dialects/*.json (see README.md).
+//
+// The core reports to a typed Sink; this file implements it and writes
+// the JSON above. On the wire the keys are in alphabetical order (the
+// examples list them by meaning), as encoding/json wrote the maps the
+// events once were; testdata/wire.golden pins the bytes.
 package main
 
 import (
@@ -42,6 +47,7 @@ const quietMs = 300
 type session struct {
 	sc     *core.Scanner
 	heldAt int64 // when bytes began to be held, Unix ms; 0 if none
+	sink   sink
 }
 
 type options struct {
@@ -86,7 +92,9 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 		s.sc.Outbound(p)
 		return sdk.Continue
 	}
-	b, evs, changed := s.sc.Inbound(p)
+	k := &s.sink
+	k.out = out
+	plain := s.sc.Inbound(p, k)
 	if s.sc.Held() {
 		if s.heldAt == 0 {
 			s.heldAt = sdk.NowMs()
@@ -94,25 +102,131 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 	} else {
 		s.heldAt = 0
 	}
-	if !changed && len(evs) == 0 {
+	if plain {
+		// p went to User whole and alone: the host passes it on as it is.
+		k.first = nil
 		return sdk.Continue
 	}
-	emit(out, b, evs)
+	k.flush()
 	return sdk.Consumed
 }
 
-// emit passes b on with each event (and pager answer) at its offset.
-func emit(out *sdk.Out, b []byte, evs []core.Event) {
-	at := 0
-	for _, e := range evs {
-		out.ToUser(b[at:e.At])
-		at = e.At
-		out.ToPeer(e.Peer)
-		if e.JSON != nil {
-			out.EventJSON(e.JSON)
-		}
+// sink serialises what the core reports into emissions. The first run of
+// bytes toward the user is kept (not copied) until something follows it,
+// so that a chunk the core passed on whole costs no emission: Data
+// answers Continue instead.
+type sink struct {
+	out   *sdk.Out
+	first []byte
+}
+
+func (k *sink) flush() {
+	if k.first != nil {
+		k.out.ToUser(k.first)
+		k.first = nil
 	}
-	out.ToUser(b[at:])
+}
+
+func (k *sink) User(p []byte) {
+	if k.first == nil {
+		k.first = p
+		return
+	}
+	k.flush()
+	k.out.ToUser(p)
+}
+
+func (k *sink) Peer(p []byte) {
+	k.flush()
+	k.out.ToPeer(p)
+}
+
+// event writes one event; v's fields are in alphabetical order of their
+// keys, the order the JSON above has had since it was written from maps.
+func (k *sink) event(v any) {
+	k.flush()
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	k.out.EventJSON(b)
+}
+
+type promptEvent struct {
+	Cwd      string `json:"cwd,omitempty"`
+	Dialect  string `json:"dialect"`
+	Hostname string `json:"hostname"`
+	Mode     string `json:"mode"`
+	Prompt   string `json:"prompt"`
+	Submode  string `json:"submode"`
+	Type     string `json:"type"`
+	User     string `json:"user,omitempty"`
+}
+
+func (k *sink) Prompt(p core.Prompt) {
+	k.event(&promptEvent{Cwd: p.Cwd, Dialect: p.Dialect, Hostname: p.Hostname, Mode: p.Mode, Prompt: p.Prompt,
+		Submode: p.Submode, Type: "prompt", User: p.User})
+}
+
+var doneEvent = []byte(`{"type":"done"}`)
+
+func (k *sink) Done() {
+	k.flush()
+	k.out.EventJSON(doneEvent)
+}
+
+type pagerEvent struct {
+	Answered *bool  `json:"answered,omitempty"` // only false is written
+	Pages    int    `json:"pages"`
+	Text     string `json:"text"`
+	Type     string `json:"type"`
+}
+
+var notAnswered = false
+
+func (k *sink) Pager(p core.Pager) {
+	ev := pagerEvent{Pages: p.Pages, Text: p.Text, Type: "pager"}
+	if !p.Answered {
+		ev.Answered = &notAnswered
+	}
+	k.event(&ev)
+}
+
+type pagerLimitEvent struct {
+	Pages int    `json:"pages"`
+	Quit  bool   `json:"quit,omitempty"`
+	Type  string `json:"type"`
+}
+
+func (k *sink) PagerLimit(p core.PagerLimit) {
+	k.event(&pagerLimitEvent{Pages: p.Pages, Quit: p.Quit, Type: "pager_limit"})
+}
+
+type textEvent struct {
+	Text string `json:"text"`
+	Type string `json:"type"`
+}
+
+func (k *sink) Question(text string) { k.event(&textEvent{Text: text, Type: "question"}) }
+
+func (k *sink) Error(text string) { k.event(&textEvent{Text: text, Type: "error"}) }
+
+type loginEvent struct {
+	Field string `json:"field"`
+	Type  string `json:"type"`
+}
+
+func (k *sink) Login(field string) { k.event(&loginEvent{Field: field, Type: "login"}) }
+
+type dialectEvent struct {
+	Confident bool   `json:"confident"`
+	Detected  bool   `json:"detected"`
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+}
+
+func (k *sink) Dialect(d core.Detection) {
+	k.event(&dialectEvent{Confident: d.Confident, Detected: true, Name: d.Name, Type: "dialect"})
 }
 
 // Tick settles held bytes once the stream has been quiet for quietMs: a
@@ -125,9 +239,11 @@ func (s *session) Tick(out *sdk.Out, now int64) int64 {
 	if now-s.heldAt < quietMs {
 		return s.heldAt + quietMs
 	}
-	b, evs := s.sc.Quiet()
+	k := &s.sink
+	k.out = out
+	s.sc.Quiet(k)
+	k.flush()
 	s.heldAt = 0
-	emit(out, b, evs)
 	return 0
 }
 
@@ -169,7 +285,12 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 	return nil, errors.New(`unknown op (dialect, pager, info, command)`)
 }
 
-func (s *session) Close(out *sdk.Out) { out.ToUser(s.sc.Flush(nil)) }
+func (s *session) Close(out *sdk.Out) {
+	k := &s.sink
+	k.out = out
+	s.sc.Flush(k)
+	k.flush()
+}
 
 func (s *session) ExportState() ([]byte, error) { return s.sc.Export() }
 

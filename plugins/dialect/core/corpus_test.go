@@ -87,10 +87,10 @@ func feedLines(sc *Scanner, body string) {
 	for {
 		i := strings.Index(body, "«")
 		if i < 0 {
-			sc.Inbound([]byte(body))
+			sc.Inbound([]byte(body), discard{})
 			return
 		}
-		sc.Inbound([]byte(body[:i]))
+		sc.Inbound([]byte(body[:i]), discard{})
 		body = body[i+len("«"):]
 		typed, rest, _ := strings.Cut(body, "»")
 		sc.Outbound([]byte(typed + "\r"))

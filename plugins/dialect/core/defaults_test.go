@@ -17,9 +17,10 @@ func TestNoPagerBeforeDialect(t *testing.T) {
 	} {
 		sc := New()
 		r := run(sc, []step{in(banner)}, nil)
-		b, evs := sc.Quiet()
-		if r.peer != "" || r.user != banner || sc.Held() || len(b) != 0 || len(evs) != 0 {
-			t.Errorf("%q: passed on %q, answered %q, held %v, quiet %q %d events", banner, r.user, r.peer, sc.Held(), b, len(evs))
+		var q recorder
+		sc.Quiet(&q)
+		if r.peer != "" || r.user != banner || sc.Held() || q.user.Len() != 0 || len(q.events) != 0 {
+			t.Errorf("%q: passed on %q, answered %q, held %v, quiet %q %d events", banner, r.user, r.peer, sc.Held(), q.user.String(), len(q.events))
 		}
 		for _, e := range r.events {
 			if strings.HasPrefix(e, "pager") {

@@ -94,7 +94,7 @@ func TestInfoPendingAndModes(t *testing.T) {
 	if err := sc.Force("cisco_ios"); err != nil {
 		t.Fatal(err)
 	}
-	feed := func(s string) { sc.Inbound([]byte(s)) }
+	feed := func(s string) { sc.Inbound([]byte(s), discard{}) }
 	feed("\r\nR1>")
 	in := sc.Info()
 	if in.Mode != "user" || in.Login != "" || in.Question != "" || in.Modes["user"]["privileged"] != "enable" {
@@ -138,10 +138,11 @@ func TestInfoPendingAndModes(t *testing.T) {
 // VRP asks, and the question is reported, not taken for a prompt.
 func TestHuaweiUncommittedQuestion(t *testing.T) {
 	sc := forced(t, "huawei")
-	sc.Inbound([]byte("\r\n[*DC-LEAF-01]"))
+	sc.Inbound([]byte("\r\n[*DC-LEAF-01]"), discard{})
 	sc.Outbound([]byte("return\r"))
-	_, evs, _ := sc.Inbound([]byte("return\r\nWarning: Uncommitted configurations found. Are you sure to commit them before exiting? [Y(yes)/N(no)/C(cancel)]:"))
-	if in := sc.Info(); !strings.HasSuffix(in.Question, "[Y(yes)/N(no)/C(cancel)]:") || in.Mode != "config" || len(evs) != 1 {
-		t.Fatalf("%+v %d events", in, len(evs))
+	var r recorder
+	sc.Inbound([]byte("return\r\nWarning: Uncommitted configurations found. Are you sure to commit them before exiting? [Y(yes)/N(no)/C(cancel)]:"), &r)
+	if in := sc.Info(); !strings.HasSuffix(in.Question, "[Y(yes)/N(no)/C(cancel)]:") || in.Mode != "config" || len(r.events) != 1 {
+		t.Fatalf("%+v %d events", in, len(r.events))
 	}
 }

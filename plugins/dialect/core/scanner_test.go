@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -27,8 +26,7 @@ type result struct {
 }
 
 func run(sc *Scanner, steps []step, split func(string) []string) result {
-	var r result
-	var user strings.Builder
+	var rec recorder
 	for _, st := range steps {
 		if st.Out != "" {
 			sc.Outbound([]byte(st.Out))
@@ -39,41 +37,15 @@ func run(sc *Scanner, steps []step, split func(string) []string) result {
 			pieces = split(st.In)
 		}
 		for _, p := range pieces {
-			b, evs, changed := sc.Inbound([]byte(p))
-			if !changed && len(evs) == 0 {
-				if string(b) != p {
-					panic(fmt.Sprintf("unchanged chunk %q came out as %q", p, b))
+			before, calls, evs := rec.user.Len(), rec.calls, len(rec.events)
+			if sc.Inbound([]byte(p), &rec) {
+				if rec.user.String()[before:] != p || rec.calls-calls > 1 || len(rec.events) != evs {
+					panic(fmt.Sprintf("plain chunk %q came out as %q", p, rec.user.String()[before:]))
 				}
 			}
-			at := 0
-			for _, e := range evs {
-				user.Write(b[at:e.At])
-				at = e.At
-				r.peer += string(e.Peer)
-				if e.JSON != nil {
-					r.events = append(r.events, evString(e.JSON))
-					r.at = append(r.at, user.Len())
-				}
-			}
-			user.Write(b[at:])
 		}
 	}
-	r.user = user.String()
-	return r
-}
-
-func evString(b []byte) string {
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		panic(err)
-	}
-	s := m["type"].(string)
-	for _, k := range []string{"name", "dialect", "hostname", "mode", "submode", "prompt", "field", "text", "pages", "answered", "confident"} {
-		if v, ok := m[k]; ok {
-			s += fmt.Sprintf(" %s=%v", k, v)
-		}
-	}
-	return s
+	return result{user: rec.user.String(), events: rec.events, at: rec.at, peer: rec.peer.String()}
 }
 
 func hasEvent(r result, want string) bool {
@@ -246,15 +218,17 @@ func TestQuietAnswersWaitingPager(t *testing.T) {
 	if r.peer != "" || len(r.events) != 0 || r.user != "a\r\nb\r\n" {
 		t.Fatalf("before quiet: %+v", r)
 	}
-	b, evs := sc.Quiet()
-	if len(b) != 0 || len(evs) != 1 || string(evs[0].Peer) != " " || !strings.Contains(string(evs[0].JSON), `"pager"`) {
-		t.Fatalf("quiet: %q %+v", b, evs)
+	var q recorder
+	sc.Quiet(&q)
+	if q.user.Len() != 0 || len(q.events) != 1 || q.peer.String() != " " || !strings.HasPrefix(q.events[0], "pager ") {
+		t.Fatalf("quiet: %+v", q)
 	}
 	// A held "-" that never became a pager is released.
 	sc = forced(t, "cisco_ios")
 	run(sc, []step{in("x\r\n-")}, nil)
-	if b, evs := sc.Quiet(); string(b) != "-" || len(evs) != 0 {
-		t.Fatalf("quiet: %q %+v", b, evs)
+	q = recorder{}
+	if sc.Quiet(&q); q.user.String() != "-" || len(q.events) != 0 {
+		t.Fatalf("quiet: %+v", q)
 	}
 }
 
@@ -319,7 +293,7 @@ func TestBounded(t *testing.T) {
 	sc := New()
 	chunk := []byte(strings.Repeat("-", 1000))
 	for range 100 {
-		sc.Inbound(chunk)
+		sc.Inbound(chunk, discard{})
 	}
 	st, _ := sc.Export()
 	if len(st) > 3*MaxLine {
@@ -344,9 +318,9 @@ func FuzzScanner(f *testing.F) {
 			if chunk[0]%7 == 0 {
 				sc.Outbound(chunk[:1])
 			}
-			sc.Inbound(chunk)
+			sc.Inbound(chunk, discard{})
 		}
-		sc.Quiet()
+		sc.Quiet(discard{})
 		st, err := sc.Export()
 		if err != nil {
 			t.Fatal(err)

@@ -23,6 +23,25 @@ type Spec struct {
 	Description string `json:"description"`
 	// Priority orders auto-detection from a prompt's shape: lower first.
 	Priority int `json:"priority"`
+	// Aliases: other names Force and the dialect option accept for this
+	// table ("cisco_xe" for cisco_ios); events and info use Name.
+	Aliases []string `json:"aliases"`
+	// KeepDetecting: this is a shell other CLIs are started from (vtysh
+	// from a Linux prompt): detection goes on after a confident match, and
+	// another dialect's confident banner overrules it.
+	KeepDetecting bool `json:"keepDetecting"`
+	// SubLine: a line above the prompt that names the sub-mode (Junos's
+	// "[edit interfaces ge-0/0/0]"): the text between Open and the next
+	// Close, trimmed. Prompts with SubFromEdit report it.
+	SubLine *struct {
+		Open  string `json:"open"`
+		Close string `json:"close"`
+	} `json:"subLine"`
+	// PromptEnds: the characters a prompt, login field or question ends
+	// with (before trailing blanks). A partial line that ends otherwise is
+	// not matched against any pattern; common.json's and every dialect's
+	// count.
+	PromptEnds string `json:"promptEnds"`
 	// Detect: banner or version text that names the dialect.
 	Detect []struct {
 		Contains  string `json:"contains"`
@@ -35,7 +54,8 @@ type Spec struct {
 		Mode string `json:"mode"`
 		// SplitSub: the host group holds "host<sep>sub-view" (Huawei).
 		SplitSub string `json:"splitSub"`
-		// SubFromEdit: the sub-mode is the [edit ...] line above (Junos).
+		// SubFromEdit: the sub-mode is the dialect's SubLine above
+		// (Junos's [edit ...]).
 		SubFromEdit bool `json:"subFromEdit"`
 	} `json:"prompts"`
 	Pagers []struct {
@@ -110,46 +130,92 @@ type detect struct {
 	confident bool
 }
 
+// subLine is a compiled Spec.SubLine.
+type subLine struct {
+	open, close []byte
+}
+
 // Dialect is a compiled table.
 type Dialect struct {
-	Name        string
-	Description string
-	priority    int
-	detect      []detect
-	guess       []*regexp.Regexp
-	prompts     []prompt
-	pagers      []pager
-	questions   []*regexp.Regexp
-	login       []login
-	errors      []errPat
-	enable      []string
+	Name          string
+	Description   string
+	priority      int
+	aliases       []string
+	keepDetecting bool
+	// subLines: the lines above a prompt that name its sub-mode (one at
+	// most per dialect; the union holds every dialect's).
+	subLines  []subLine
+	detect    []detect
+	guess     []*regexp.Regexp
+	prompts   []prompt
+	pagers    []pager
+	questions []*regexp.Regexp
+	login     []login
+	errors    []errPat
+	enable    []string
 	// Modes: from mode, to mode, the command (see Spec.Modes).
 	Modes map[string]map[string]string
 }
 
-var (
-	dialects = map[string]*Dialect{}
+// tables is a set of compiled dialects: the built-in one, or a test's.
+type tables struct {
+	byName map[string]*Dialect // by name and by alias
+	names  []string            // sorted, without aliases
 	// byPriority: every dialect, in auto-detection order.
 	byPriority []*Dialect
-	// anyDialect is the union of every table, used while no dialect is known.
-	anyDialect *Dialect
-)
+	// any is the union of every table, used while no dialect is known.
+	any *Dialect
+	// ends: the last characters a prompt, login field or question can
+	// have (Spec.PromptEnds).
+	ends [256]bool
+	// det: every dialect's banner texts (Spec.Detect).
+	det detector
+}
+
+// builtin: the tables embedded in the plugin.
+var builtin *tables
 
 func init() {
 	common, all, err := loadTables()
 	if err != nil {
 		panic("dialect tables: " + err.Error())
 	}
+	if builtin, err = newTables(common, all); err != nil {
+		panic(err.Error())
+	}
+}
+
+// newTables compiles every table of all, merging common into each.
+func newTables(common *Spec, all []*Spec) (*tables, error) {
+	t := &tables{byName: map[string]*Dialect{}}
+	for _, c := range []byte(common.PromptEnds) {
+		t.ends[c] = true
+	}
 	for _, sp := range all {
 		d, err := compile(sp, common)
 		if err != nil {
-			panic(fmt.Sprintf("dialect table %s: %v", sp.Name, err))
+			return nil, fmt.Errorf("dialect table %s: %v", sp.Name, err)
 		}
-		dialects[d.Name] = d
-		byPriority = append(byPriority, d)
+		for _, n := range append([]string{d.Name}, d.aliases...) {
+			if n == "" {
+				return nil, fmt.Errorf("dialect table %s: a name or alias is empty", sp.Name)
+			}
+			if _, dup := t.byName[n]; dup {
+				return nil, fmt.Errorf("dialect table %s: the name %q is taken", sp.Name, n)
+			}
+			t.byName[n] = d
+		}
+		t.names = append(t.names, d.Name)
+		t.byPriority = append(t.byPriority, d)
+		for _, c := range []byte(sp.PromptEnds) {
+			t.ends[c] = true
+		}
 	}
-	sort.SliceStable(byPriority, func(i, j int) bool { return byPriority[i].priority < byPriority[j].priority })
-	anyDialect = union(common)
+	sort.Strings(t.names)
+	sort.SliceStable(t.byPriority, func(i, j int) bool { return t.byPriority[i].priority < t.byPriority[j].priority })
+	t.any = union(t.byPriority)
+	t.det = newDetector(t.byPriority)
+	return t, nil
 }
 
 func loadTables() (common *Spec, all []*Spec, err error) {
@@ -190,7 +256,14 @@ func Specs() ([]*Spec, error) {
 }
 
 func compile(sp, common *Spec) (*Dialect, error) {
-	d := &Dialect{Name: sp.Name, Description: sp.Description, priority: sp.Priority, enable: sp.Enable}
+	d := &Dialect{Name: sp.Name, Description: sp.Description, priority: sp.Priority, enable: sp.Enable,
+		aliases: sp.Aliases, keepDetecting: sp.KeepDetecting}
+	if l := sp.SubLine; l != nil {
+		if l.Open == "" || l.Close == "" {
+			return nil, fmt.Errorf("subLine: open and close must not be empty")
+		}
+		d.subLines = []subLine{{[]byte(l.Open), []byte(l.Close)}}
+	}
 	for _, x := range sp.Detect {
 		if x.Contains == "" {
 			return nil, fmt.Errorf("empty detect string")
@@ -211,6 +284,9 @@ func compile(sp, common *Spec) (*Dialect, error) {
 		}
 		if !slices.Contains(modeNames, p.Mode) {
 			return nil, fmt.Errorf("prompt %q: mode %q is not user, privileged or config", p.Re, p.Mode)
+		}
+		if p.SubFromEdit && sp.SubLine == nil {
+			return nil, fmt.Errorf("prompt %q: subFromEdit needs the dialect's subLine", p.Re)
 		}
 		d.prompts = append(d.prompts, prompt{re: re, mode: p.Mode, splitSub: p.SplitSub, subFromEdit: p.SubFromEdit,
 			host: re.SubexpIndex("host"), sub: re.SubexpIndex("sub"), user: re.SubexpIndex("user"), cwd: re.SubexpIndex("cwd")})
@@ -280,12 +356,19 @@ func checkModes(m map[string]map[string]string) error {
 	return nil
 }
 
-// union merges every dialect's pagers, questions, login fields and errors:
-// what applies before a dialect is known.
-func union(common *Spec) *Dialect {
+// union merges every dialect's pagers, questions, login fields, errors,
+// enable commands and sub-mode lines: what applies before a dialect is
+// known.
+func union(byPriority []*Dialect) *Dialect {
 	u := &Dialect{Name: ""}
 	seen := map[string]bool{}
 	for _, d := range byPriority {
+		for _, l := range d.subLines {
+			if k := "s" + string(l.open) + "\x00" + string(l.close); !seen[k] {
+				seen[k] = true
+				u.subLines = append(u.subLines, l)
+			}
+		}
 		for _, p := range d.pagers {
 			if !seen["p"+p.re.String()] {
 				seen["p"+p.re.String()] = true
@@ -320,22 +403,14 @@ func union(common *Spec) *Dialect {
 	return u
 }
 
-// Names lists the known dialects, sorted.
-func Names() []string {
-	ns := make([]string, 0, len(dialects))
-	for n := range dialects {
-		ns = append(ns, n)
-	}
-	sort.Strings(ns)
-	return ns
-}
+// Names lists the known dialects, sorted (aliases not included).
+func Names() []string { return slices.Clone(builtin.names) }
 
-// Lookup returns the dialect called name (Netmiko's device_type names;
-// "cisco_xe" is taken as cisco_ios).
-func Lookup(name string) (*Dialect, bool) {
-	if name == "cisco_xe" {
-		name = "cisco_ios"
-	}
-	d, ok := dialects[name]
+// Lookup returns the dialect called name (Netmiko's device_type names) or
+// having it as an alias (Spec.Aliases).
+func Lookup(name string) (*Dialect, bool) { return builtin.lookup(name) }
+
+func (t *tables) lookup(name string) (*Dialect, bool) {
+	d, ok := t.byName[name]
 	return d, ok
 }
