@@ -25,7 +25,8 @@ import (
 // all over ONE stdio client that keeps a call of every session in flight
 // (a lean client: newline-delimited JSON-RPC, responses matched by id);
 // beside it the floor, N bare TCP clients doing the same echo against the
-// same telnetd. Each phase runs for TERMHOST_LOAD_SECONDS (3 by default).
+// same telnetd. Each phase runs for TERMHOST_LOAD_SECONDS (3 by default);
+// TERMHOST_LOAD_DIALECT, if set, is every session's "dialect" argument.
 // It reports round trips per second of both, their p50 and p99, termhost's
 // CPU time per round trip and how many cores it kept busy (from
 // /proc/PID/stat). Run with -benchtime 1x.
@@ -175,7 +176,11 @@ func termhostLoad(port, n int, d time.Duration) (loadResult, error) {
 	defer c.close()
 	ids := make([]string, n)
 	for i := range ids {
-		r, err := c.tool("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})
+		args := map[string]any{"host": "127.0.0.1", "port": port}
+		if d := os.Getenv("TERMHOST_LOAD_DIALECT"); d != "" {
+			args["dialect"] = d
+		}
+		r, err := c.tool("telnet_connect", args)
 		if err != nil {
 			return loadResult{}, err
 		}
