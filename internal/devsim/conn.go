@@ -52,13 +52,15 @@ type optState struct {
 	him qstate // client's side: DO/DONT we send, WILL/WONT the client sends
 }
 
-// conn is one client connection. Two goroutines work on it: the reader
-// (readLoop) decodes the telnet stream, answers negotiation and AYT
-// directly and queues input events; the session goroutine (serve) runs the
-// CLI, consuming those events and producing all other output.
+// conn is the Telnet server side of one client connection: option
+// negotiation, the decoded input queue, the output path and line editing.
+// It knows nothing of the CLI running over it (see session). Two goroutines
+// work on it: the reader (readLoop) decodes the telnet stream, answers
+// negotiation and AYT directly and queues input events; the session
+// goroutine (serve) runs the CLI, consuming those events and producing all
+// other output.
 type conn struct {
 	s    *Server
-	d    *dialect
 	id   int
 	nc   net.Conn
 	addr string
@@ -88,25 +90,12 @@ type conn struct {
 
 	// Session goroutine state.
 	out      []byte // pending output, written by flush
-	priv     int    // 1 user EXEC, 15 privileged EXEC
-	mode     cliMode
-	curIf    string // interface being configured in modeConfigIf
-	pageLen  int
-	history  []string
-	user     string
-	escState int      // skipping an ANSI escape sequence typed by the client
-	closing  bool     // set by a command that ends the session
-	noMore   bool     // "| no-more" on the current line
-	curLine  string   // the command line being dispatched
-	dirty    bool     // Junos: uncommitted configuration changes
-	menu     []string // RouterOS: the current menu path
-	exitCode int      // Linux: status of the last command
+	escState int    // skipping an ANSI escape sequence typed by the client
 }
 
 func newConn(s *Server, nc net.Conn, id int) *conn {
 	c := &conn{
 		s:          s,
-		d:          s.d,
 		id:         id,
 		nc:         nc,
 		addr:       nc.RemoteAddr().String(),
@@ -114,8 +103,6 @@ func newConn(s *Server, nc net.Conn, id int) *conn {
 		quit:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 		negNotify:  make(chan struct{}, 1),
-		priv:       1,
-		pageLen:    s.cfg.PageLines,
 	}
 	c.info = SessionInfo{ID: id, Line: id - 1, RemoteAddr: c.addr}
 	c.lastInput = time.Now()
@@ -159,7 +146,7 @@ func (c *conn) serve() {
 	readerStarted = true
 	go c.readLoop()
 	c.waitNegotiation()
-	c.session()
+	newSession(c).run()
 	c.flush()
 }
 
@@ -636,8 +623,9 @@ func (c *conn) intrPending() bool {
 // echo (when echo is set and the client let us echo) and simple line
 // editing: BS/DEL erase a character, ^U the line, ^W a word; ANSI escape
 // sequences (arrow keys) are ignored. An interrupt prints "^C" and returns
-// errInterrupt; ^Z in configuration mode prints "^Z" and returns errCtrlZ.
-func (c *conn) readLine(prompt string, echo, show bool) (string, error) {
+// errInterrupt; with ctrlZ set, ^Z prints "^Z" and returns errCtrlZ (else
+// it is ignored).
+func (c *conn) readLine(prompt string, echo, show, ctrlZ bool) (string, error) {
 	if show {
 		c.prompt(prompt)
 	}
@@ -706,7 +694,7 @@ func (c *conn) readLine(prompt string, echo, show bool) (string, error) {
 				}
 			}
 		case b == 0x1a: // ^Z
-			if c.mode != modeExec {
+			if ctrlZ {
 				c.text("^Z\r\n")
 				return "", errCtrlZ
 			}
@@ -734,57 +722,11 @@ func runeStart(p []byte) int {
 	return i
 }
 
-// page writes lines, pausing with the pager prompt every c.pageLen lines:
-// space shows the next page, Enter one more line, anything else (q) stops.
-// An interrupt stops the output; if the pager consumed it, "^C" has been
-// printed and consumed is true, otherwise the interrupt is still queued.
-func (c *conn) page(lines []string) (consumed bool, err error) {
-	return c.pageN(len(lines), func(i int) string { return lines[i] })
-}
-
-// pageN is page over n lines made one at a time by line(i), so that a
-// huge output (Config.LogBuffer) is never held whole.
-func (c *conn) pageN(n int, line func(i int) string) (consumed bool, err error) {
-	shown := 0
-	for i := 0; i < n; i++ {
-		if c.intrPending() {
-			return false, nil
-		}
-		c.line(line(i))
-		if err := c.flush(); err != nil {
-			return false, err
-		}
-		shown++
-		if c.pageLen <= 0 || c.noMore || c.d.noPager || shown < c.pageLen || i == n-1 {
-			continue
-		}
-		pager := c.d.pager
-		if c.d.pagerFn != nil {
-			pager = c.d.pagerFn(int(int64(i+1) * 100 / int64(n)))
-		}
-		c.prompt(pager)
-		erase := "\r" + strings.Repeat(" ", len(pager)) + "\r"
-		if c.d.pagerErase != nil {
-			erase = c.d.pagerErase(pager)
-		}
-		ev, err := c.next()
-		if err != nil {
-			return false, err
-		}
-		c.text(erase)
-		switch {
-		case ev.kind == evIntr:
-			c.text("^C\r\n")
-			return true, nil
-		case ev.b == ' ':
-			shown = 0
-		case ev.b == '\r' || ev.b == '\n':
-			shown = c.pageLen - 1
-		case c.d.pagerDump != 0 && (ev.b|0x20) == c.d.pagerDump:
-			shown, c.noMore = 0, true
-		default:
-			return false, nil
-		}
+// remoteIP is the client's address without the port.
+func (c *conn) remoteIP() string {
+	a := c.addr
+	if i := strings.LastIndexByte(a, ':'); i >= 0 {
+		a = a[:i]
 	}
-	return false, nil
+	return strings.Trim(a, "[]")
 }
