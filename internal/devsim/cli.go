@@ -37,7 +37,6 @@ type personality interface {
 // A profile is the data of a personality, shared read-only by every
 // session of a Server.
 type profile struct {
-	name     string
 	newState func() personality // the value for a new session
 
 	// Texts may hold {host} (the hostname), {user} (the login name), {if}

@@ -10,7 +10,7 @@ import (
 // erased with ESC[42D.
 
 func newHuawei() *profile {
-	d := &profile{name: "huawei", newState: newTree, privileged: true, pager: "  ---- More ----",
+	d := &profile{newState: newTree, privileged: true, pager: "  ---- More ----",
 		loginHeader: "\nLogin authentication\n\n\n",
 		userPrompt:  "Username:", passPrompt: "Password:",
 		loginFailed: []string{"Error: Local authentication is rejected.", "", "", "Login authentication", "", ""},
@@ -163,13 +163,8 @@ func huaweiDisplayInterface(c *session, in *invocation) {
 		c.emit(l)
 		return
 	}
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
+		add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
 		st := "UP"
 		switch {
 		case f.shutdown:
@@ -215,8 +210,8 @@ func huaweiDisplayInterface(c *session, in *invocation) {
 		add("    Input bandwidth utilization  :  0.01%%")
 		add("    Output bandwidth utilization :  0.01%%")
 		add("")
-	}
-	c.emit(l)
+		return l
+	})
 }
 
 func huaweiRoutingTable(c *session, in *invocation) {

@@ -107,7 +107,7 @@ func newIOS() *profile {
 			}},
 		},
 	}.profile(&profile{
-		name: "ios", banner: "{box}",
+		banner:      "{box}",
 		pager:       " --More-- ",
 		loginHeader: "\nUser Access Verification\n\n",
 		userPrompt:  "Username: ",

@@ -82,27 +82,7 @@ func showVersion(c *session, in *invocation) {
 }
 
 func showInterfaces(c *session, in *invocation) {
-	c.s.mu.Lock()
-	var sel []iface
-	if len(in.args) > 0 {
-		f := c.s.dev.findIface(in.rest)
-		if f == nil {
-			c.s.mu.Unlock()
-			c.invalidArg(in, 0)
-			return
-		}
-		sel = append(sel, *f)
-	} else {
-		for _, f := range c.s.dev.ifaces {
-			sel = append(sel, *f)
-		}
-	}
-	c.s.mu.Unlock()
-	var l []string
-	for i := range sel {
-		l = append(l, c.interfaceLines(&sel[i])...)
-	}
-	c.emit(l)
+	c.showIfaces(in, func(f iface) []string { return c.interfaceLines(&f) })
 }
 
 func (c *session) interfaceLines(f *iface) []string {

@@ -3,6 +3,7 @@ package devsim
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -23,7 +24,7 @@ func newNXOS() *profile {
 			{name: "ip", help: "Display IP information", sub: []*command{
 				{name: "route", help: "Display IPv4 routes", run: nxosShowIPRoute},
 			}},
-			{name: "running-config", help: "Current operating configuration", run: showRunningFamily},
+			{name: "running-config", help: "Current operating configuration", run: showRunningFamily("nxos")},
 			{name: "version", help: "Show the software version", run: nxosShowVersion},
 		},
 		exec: []*command{
@@ -32,7 +33,7 @@ func newNXOS() *profile {
 			{name: "reload", help: "Reboot the entire box", priv: 15, run: nxosReload},
 		},
 	}.profile(&profile{
-		name: "nxos", pager: "--More--", privileged: true, noMorePipe: true,
+		pager: "--More--", privileged: true, noMorePipe: true,
 		banner:      "\n{host}: NX-OS-like switch of the termhost device simulator (loopback lab)\n",
 		loginHeader: "\nUser Access Verification\n",
 		userPrompt:  "{host} login: ",
@@ -110,12 +111,7 @@ func nxosShowInterface(c *session, in *invocation) {
 		c.emit(l)
 		return
 	}
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
 		st := "up"
 		if !f.up() {
 			st = "down"
@@ -139,28 +135,29 @@ func nxosShowInterface(c *session, in *invocation) {
 				fmt.Sprintf("  Hardware: 100/1000/10000/25000 Ethernet, address: %s (bia %s)", f.mac(), f.mac()))
 		}
 		l = append(l, familyIfaceBody(c, &f, "nxos")...)
-	}
-	c.emit(l)
+		return l
+	})
 }
 
-// selectIfaces picks the interface named by the arguments, or all.
-func (c *session) selectIfaces(in *invocation, ifs []iface) ([]iface, bool) {
-	if len(in.args) == 0 {
-		return ifs, true
-	}
-	c.s.mu.Lock()
-	f := c.s.dev.findIface(in.rest)
-	c.s.mu.Unlock()
-	if f == nil {
-		c.invalidArg(in, 0)
-		return nil, false
-	}
-	for _, g := range ifs {
-		if g.name() == f.name() {
-			return []iface{g}, true
+// showIfaces emits body(f) for the interface named by the arguments, or
+// for every one.
+func (c *session) showIfaces(in *invocation, body func(f iface) []string) {
+	_, ifs := c.snapshotIfaces()
+	if len(in.args) > 0 {
+		c.s.mu.Lock()
+		f := c.s.dev.findIface(in.rest)
+		c.s.mu.Unlock()
+		if f == nil {
+			c.invalidArg(in, 0)
+			return
 		}
+		ifs = slices.DeleteFunc(ifs, func(g iface) bool { return g.name() != f.name() })
 	}
-	return nil, false
+	var l []string
+	for _, f := range ifs {
+		l = append(l, body(f)...)
+	}
+	c.emit(l)
 }
 
 // familyIfaceBody is the part of a detailed interface listing after the
@@ -322,11 +319,7 @@ func ifaceAddr(c *session, name string) string {
 }
 
 func nxosReload(c *session, in *invocation) {
-	ans, err := c.readLine("This command will reboot the system. (y/n)?  [n] ", true, true)
-	if err != nil {
-		return
-	}
-	if a := strings.ToLower(strings.TrimSpace(ans)); a == "" || a[0] != 'y' {
+	if a, err := c.ask("This command will reboot the system. (y/n)?  [n] "); err != nil || a == "" || a[0] != 'y' {
 		return
 	}
 	c.line("")
@@ -335,54 +328,56 @@ func nxosReload(c *session, in *invocation) {
 }
 
 // showRunningFamily is "show running-config" of NX-OS, EOS and FRR.
-func showRunningFamily(c *session, in *invocation) {
-	host, ifs := c.snapshotIfaces()
-	var l []string
-	switch c.pf.name {
-	case "nxos":
-		l = append(l, "", "!Command: show running-config", "!Running configuration last done at: Mon Jun  2 09:12:44 2025", "", "version 10.3(4a) Bios:version 07.69",
-			"hostname "+host, "feature ospf", "feature interface-vlan", "",
-			"username "+c.s.cfg.Username+" password 5 $5$devsim$c2ltdWxhdGVkLW5vdC1hLWhhc2g  role network-admin",
-			"ip domain-lookup", "", "ip route 0.0.0.0/0 10.0.0.2", "")
-	case "eos":
-		l = append(l, "! Command: show running-config", "! device: "+host+" (vEOS-lab, EOS-4.31.2F-sim)", "!",
-			"no aaa root", "!", "username "+c.s.cfg.Username+" privilege 15 role network-admin secret sha512 $6$devsim$c2ltdWxhdGVk", "!",
-			"hostname "+host, "!", "spanning-tree mode mstp", "!")
-	case "frr":
-		l = append(l, "Building configuration...", "", "Current configuration:", "!", "frr version 9.1", "frr defaults traditional",
-			"hostname "+host, "log syslog informational", "service integrated-vtysh-config", "!", "ip route 0.0.0.0/0 10.0.0.2", "!")
+func showRunningFamily(v string) func(c *session, in *invocation) {
+	return func(c *session, in *invocation) {
+		host, ifs := c.snapshotIfaces()
+		var l []string
+		switch v {
+		case "nxos":
+			l = append(l, "", "!Command: show running-config", "!Running configuration last done at: Mon Jun  2 09:12:44 2025", "", "version 10.3(4a) Bios:version 07.69",
+				"hostname "+host, "feature ospf", "feature interface-vlan", "",
+				"username "+c.s.cfg.Username+" password 5 $5$devsim$c2ltdWxhdGVkLW5vdC1hLWhhc2g  role network-admin",
+				"ip domain-lookup", "", "ip route 0.0.0.0/0 10.0.0.2", "")
+		case "eos":
+			l = append(l, "! Command: show running-config", "! device: "+host+" (vEOS-lab, EOS-4.31.2F-sim)", "!",
+				"no aaa root", "!", "username "+c.s.cfg.Username+" privilege 15 role network-admin secret sha512 $6$devsim$c2ltdWxhdGVk", "!",
+				"hostname "+host, "!", "spanning-tree mode mstp", "!")
+		case "frr":
+			l = append(l, "Building configuration...", "", "Current configuration:", "!", "frr version 9.1", "frr defaults traditional",
+				"hostname "+host, "log syslog informational", "service integrated-vtysh-config", "!", "ip route 0.0.0.0/0 10.0.0.2", "!")
+		}
+		for _, f := range ifs {
+			l = append(l, "interface "+f.name())
+			if f.desc != "" {
+				l = append(l, "  description "+f.desc)
+			}
+			if v == "nxos" && !f.loopback {
+				l = append(l, "  no switchport")
+			}
+			if f.addr.IsValid() {
+				l = append(l, "  ip address "+f.addr.String())
+			}
+			if f.shutdown {
+				l = append(l, "  shutdown")
+			} else if v == "nxos" {
+				l = append(l, "  no shutdown")
+			}
+			if v != "nxos" {
+				l = append(l, "!")
+			} else {
+				l = append(l, "")
+			}
+		}
+		switch v {
+		case "eos":
+			l = append(l, "ip routing", "!", "ip route 0.0.0.0/0 10.0.0.2", "!", "end")
+		case "frr":
+			l = append(l, "router ospf", " ospf router-id 10.255.255.1", " network 10.0.0.0/30 area 0", "exit", "!", "line vty", "!", "end")
+		default:
+			l = append(l, "router ospf 1", "  router-id 10.255.255.1", "line console", "line vty", "")
+		}
+		c.emit(l)
 	}
-	for _, f := range ifs {
-		l = append(l, "interface "+f.name())
-		if f.desc != "" {
-			l = append(l, "  description "+f.desc)
-		}
-		if c.pf.name == "nxos" && !f.loopback {
-			l = append(l, "  no switchport")
-		}
-		if f.addr.IsValid() {
-			l = append(l, "  ip address "+f.addr.String())
-		}
-		if f.shutdown {
-			l = append(l, "  shutdown")
-		} else if c.pf.name == "nxos" {
-			l = append(l, "  no shutdown")
-		}
-		if c.pf.name != "nxos" {
-			l = append(l, "!")
-		} else {
-			l = append(l, "")
-		}
-	}
-	switch c.pf.name {
-	case "eos":
-		l = append(l, "ip routing", "!", "ip route 0.0.0.0/0 10.0.0.2", "!", "end")
-	case "frr":
-		l = append(l, "router ospf", " ospf router-id 10.255.255.1", " network 10.0.0.0/30 area 0", "exit", "!", "line vty", "!", "end")
-	default:
-		l = append(l, "router ospf 1", "  router-id 10.255.255.1", "line console", "line vty", "")
-	}
-	c.emit(l)
 }
 
 // ---- Arista EOS ----
@@ -402,7 +397,7 @@ func newEOS() *profile {
 				}},
 				{name: "route", help: "IP routing table", run: eosShowIPRoute},
 			}},
-			{name: "running-config", help: "Current operating configuration", priv: 15, run: showRunningFamily},
+			{name: "running-config", help: "Current operating configuration", priv: 15, run: showRunningFamily("eos")},
 			{name: "version", help: "Software and hardware versions", run: eosShowVersion},
 		},
 		exec: []*command{
@@ -416,7 +411,7 @@ func newEOS() *profile {
 			}},
 		},
 	}.profile(&profile{
-		name: "eos", pager: " --More-- ", noMorePipe: true,
+		pager: " --More-- ", noMorePipe: true,
 		pagerErase:  strings.Repeat("\b", 10) + strings.Repeat(" ", 10) + strings.Repeat("\b", 10),
 		banner:      "\n{host}: EOS-like switch of the termhost device simulator (loopback lab)\n\n",
 		userPrompt:  "{host} login: ",
@@ -447,13 +442,7 @@ func eosShowVersion(c *session, in *invocation) {
 }
 
 func eosShowInterfaces(c *session, in *invocation) {
-	_, ifs := c.snapshotIfaces()
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
 		st, proto := f.status()
 		tail := " (connected)"
 		switch {
@@ -471,8 +460,8 @@ func eosShowInterfaces(c *session, in *invocation) {
 			l = append(l, fmt.Sprintf("  Hardware is Ethernet, address is %s (bia %s)", f.mac(), f.mac()))
 		}
 		l = append(l, familyIfaceBody(c, &f, "eos")...)
-	}
-	c.emit(l)
+		return l
+	})
 }
 
 func eosShowIPIntBrief(c *session, in *invocation) {
@@ -531,7 +520,7 @@ func newFRR() *profile {
 			{name: "ip", help: "IP information", sub: []*command{
 				{name: "route", help: "IP routing table", run: frrShowIPRoute},
 			}},
-			{name: "running-config", help: "running configuration (same as write terminal)", run: showRunningFamily},
+			{name: "running-config", help: "running configuration (same as write terminal)", run: showRunningFamily("frr")},
 			{name: "version", help: "Displays zebra version", run: frrShowVersion},
 		},
 		exec: []*command{
@@ -541,7 +530,7 @@ func newFRR() *profile {
 			}},
 		},
 	}.profile(&profile{
-		name: "frr", pager: " --More-- ",
+		pager:        " --More-- ",
 		enableFailed: "% Bad enable passwords, too many failures!",
 		banner:       "\nHello, this is FRRouting (version 9.1).\nCopyright 1996-2005 Kunihiro Ishiguro, et al.\n\n",
 		loginHeader:  "\nUser Access Verification\n\n",
@@ -561,13 +550,7 @@ func frrShowVersion(c *session, in *invocation) {
 }
 
 func frrShowInterface(c *session, in *invocation) {
-	_, ifs := c.snapshotIfaces()
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
 		st := "up"
 		if !f.up() {
 			st = "down"
@@ -575,8 +558,8 @@ func frrShowInterface(c *session, in *invocation) {
 		l = append(l, fmt.Sprintf("Interface %s is %s, line protocol is %s", f.name(), st, st))
 		l = append(l, "  Link ups:       1    last: 2025/03/06 05:13:00.00", "  Link downs:     0    last: (never)", "  vrf: default")
 		l = append(l, familyIfaceBody(c, &f, "frr")...)
-	}
-	c.emit(l)
+		return l
+	})
 }
 
 func frrShowIPRoute(c *session, in *invocation) {

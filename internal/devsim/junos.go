@@ -35,7 +35,7 @@ func junosOf(c *session) *junos { return c.p.(*junos) }
 
 func newJunos() *profile {
 	syntax := "syntax error, expecting <command>."
-	d := &profile{name: "junos", newState: func() personality { return &junos{} }, privileged: true, noMorePipe: true,
+	d := &profile{newState: func() personality { return &junos{} }, privileged: true, noMorePipe: true,
 		banner:     "\n{host} (ttyp0)\n\n",
 		userPrompt: "login: ", passPrompt: "Password:",
 		loginFailed: []string{"Login incorrect"},
@@ -228,13 +228,8 @@ func junosShowInterfaces(c *session, in *invocation) {
 		c.emit(l)
 		return
 	}
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
+		add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
 		en, link := "Enabled", "Up"
 		if f.shutdown {
 			en = "Administratively down"
@@ -278,8 +273,8 @@ func junosShowInterfaces(c *session, in *invocation) {
 			add("        Destination: %s, Local: %s", f.addr.Masked(), f.addr.Addr())
 		}
 		add("")
-	}
-	c.emit(l)
+		return l
+	})
 }
 
 func junosShowRoute(c *session, in *invocation) {

@@ -20,7 +20,7 @@ func (l *linux) prompt(c *session) string { return c.stdPrompt() }
 func (l *linux) end(c *session) {}
 
 func newLinux() *profile {
-	return &profile{name: "linux", newState: func() personality { return &linux{} }, noPager: true,
+	return &profile{newState: func() personality { return &linux{} }, noPager: true,
 		banner:     "\nDebian GNU/Linux 12\n\n",
 		userPrompt: "{host} login: ", passPrompt: "Password: ",
 		loginFailed: []string{"", "Login incorrect"},

@@ -27,7 +27,7 @@ func (r *routeros) prompt(c *session) string {
 func (r *routeros) end(c *session) {}
 
 func newRouterOS() *profile {
-	d := &profile{name: "routeros", newState: func() personality { return &routeros{} }, privileged: true,
+	d := &profile{newState: func() personality { return &routeros{} }, privileged: true,
 		pager: "-- [Q quit|D dump|down]", pagerDump: 'd', pagerErase: "\r\x1b[K",
 		banner:     "\n",
 		userPrompt: "Login: ", passPrompt: "Password: ",
