@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // ANSI colours, used sparingly.
@@ -53,8 +52,6 @@ func defaultBanner(host string, color bool) string {
 	b.WriteString(border + "\n")
 	return b.String()
 }
-
-// newIOS builds the Cisco IOS-like dialect.
 
 // iosPrompts and iosHelp are the IOS family's prompts and help titles.
 var (
@@ -495,42 +492,4 @@ func (c *session) logMsgs(msgs []string) {
 	for _, m := range msgs {
 		c.line(c.logLine(m))
 	}
-}
-
-// showLogging prints a deterministic buffer of Config.LogBuffer console
-// messages (200 by default, about ten pages), for benchmarks.
-func showLogging(c *session, in *invocation) {
-	_, ifs := c.snapshotIfaces()
-	head := []string{
-		"Syslog logging: enabled (0 messages dropped, 0 messages rate-limited, 0 flushes, 0 overruns, xml disabled, filtering disabled)",
-		"    Console logging: level debugging, 212 messages logged, xml disabled,",
-		"    Buffer logging:  level debugging, 212 messages logged, xml disabled,",
-		"",
-		"Log Buffer (16384 bytes):",
-	}
-	n := c.s.cfg.LogBuffer
-	if n <= 0 {
-		n = 200
-	}
-	start := DefaultClockStart.Add(-time.Duration(n) * 37 * time.Second)
-	c.pageN(len(head)+n, func(j int) string {
-		if j < len(head) {
-			return head[j]
-		}
-		i := j - len(head)
-		ts := start.Add(time.Duration(i) * 37 * time.Second).Format("Jan _2 15:04:05.000")
-		f := ifs[i%len(ifs)]
-		var msg string
-		switch i % 4 {
-		case 0:
-			msg = fmt.Sprintf("%%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: %s] [Source: 10.0.0.%d] [localport: 23]", c.s.cfg.Username, 2+i%50)
-		case 1:
-			msg = fmt.Sprintf("%%LINEPROTO-5-UPDOWN: Line protocol on Interface %s, changed state to up", f.name())
-		case 2:
-			msg = "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0 from LOADING to FULL, Loading Done"
-		default:
-			msg = fmt.Sprintf("%%SYS-6-LOGOUT: User %s has exited tty session %d(10.0.0.%d)", c.s.cfg.Username, 2+i%5, 2+i%50)
-		}
-		return "*" + ts + ": " + msg
-	})
 }

@@ -202,24 +202,22 @@ func showIPRoute(c *session, in *invocation) {
 		"       * - candidate default, U - per-user static route, o - ODR",
 		"",
 	}
-	c.s.mu.Lock()
-	gw := c.s.dev.ifaces[0]
-	if gw.up() {
-		l = append(l, "Gateway of last resort is 10.0.0.2 to network 0.0.0.0", "",
-			"S*    0.0.0.0/0 [1/0] via 10.0.0.2")
+	rs := c.routes()
+	if len(rs) > 0 && rs[0].static {
+		l = append(l, "Gateway of last resort is 10.0.0.2 to network 0.0.0.0", "")
 	} else {
 		l = append(l, "Gateway of last resort is not set", "")
 	}
-	for _, f := range c.s.dev.ifaces {
-		if !f.up() || !f.addr.IsValid() {
-			continue
-		}
-		l = append(l, fmt.Sprintf("C     %s is directly connected, %s", f.addr.Masked(), f.name()))
-		if f.addr.Bits() < 32 {
-			l = append(l, fmt.Sprintf("L     %s/32 is directly connected, %s", f.addr.Addr(), f.name()))
+	for _, r := range rs {
+		switch {
+		case r.static:
+			l = append(l, "S*    0.0.0.0/0 [1/0] via 10.0.0.2")
+		case r.local:
+			l = append(l, fmt.Sprintf("L     %s is directly connected, %s", r.prefix, r.ifname))
+		default:
+			l = append(l, fmt.Sprintf("C     %s is directly connected, %s", r.prefix, r.ifname))
 		}
 	}
-	c.s.mu.Unlock()
 	c.emit(l)
 }
 
@@ -343,4 +341,42 @@ func showRunning(c *session, in *invocation) {
 	}
 	l := []string{"Building configuration...", "", fmt.Sprintf("Current configuration : %d bytes", size)}
 	c.emit(append(l, body...))
+}
+
+// showLogging prints a deterministic buffer of Config.LogBuffer console
+// messages (200 by default, about ten pages), for benchmarks.
+func showLogging(c *session, in *invocation) {
+	_, ifs := c.snapshotIfaces()
+	head := []string{
+		"Syslog logging: enabled (0 messages dropped, 0 messages rate-limited, 0 flushes, 0 overruns, xml disabled, filtering disabled)",
+		"    Console logging: level debugging, 212 messages logged, xml disabled,",
+		"    Buffer logging:  level debugging, 212 messages logged, xml disabled,",
+		"",
+		"Log Buffer (16384 bytes):",
+	}
+	n := c.s.cfg.LogBuffer
+	if n <= 0 {
+		n = 200
+	}
+	start := DefaultClockStart.Add(-time.Duration(n) * 37 * time.Second)
+	c.pageN(len(head)+n, func(j int) string {
+		if j < len(head) {
+			return head[j]
+		}
+		i := j - len(head)
+		ts := start.Add(time.Duration(i) * 37 * time.Second).Format("Jan _2 15:04:05.000")
+		f := ifs[i%len(ifs)]
+		var msg string
+		switch i % 4 {
+		case 0:
+			msg = fmt.Sprintf("%%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: %s] [Source: 10.0.0.%d] [localport: 23]", c.s.cfg.Username, 2+i%50)
+		case 1:
+			msg = fmt.Sprintf("%%LINEPROTO-5-UPDOWN: Line protocol on Interface %s, changed state to up", f.name())
+		case 2:
+			msg = "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0 from LOADING to FULL, Loading Done"
+		default:
+			msg = fmt.Sprintf("%%SYS-6-LOGOUT: User %s has exited tty session %d(10.0.0.%d)", c.s.cfg.Username, 2+i%5, 2+i%50)
+		}
+		return "*" + ts + ": " + msg
+	})
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// This file holds the personalities that share the IOS engine and shapes:
+// This file holds the other members of the IOS family (see iosFamily):
 // Cisco NX-OS, Arista EOS and FRRouting's vty. Their command words are the
 // vendors' own; the output is written for the simulator.
 
