@@ -99,9 +99,7 @@ func newIOS() *profile {
 					c.closing = true
 				}
 			}},
-			{name: "write", help: "Write running configuration to memory, network, or terminal", priv: 15, sub: []*command{
-				{name: "memory", help: "Write to NV memory", run: cmdWriteMemory},
-			}},
+			writeMemory("Write to NV memory", cmdWriteMemory),
 		},
 	}.profile(&profile{
 		banner:      "{box}",
@@ -195,6 +193,13 @@ func copyRunStart(help, runHelp, startHelp string, run func(c *session, in *invo
 		{name: "running-config", help: runHelp, sub: []*command{
 			{name: "startup-config", help: startHelp, run: run},
 		}},
+	}}
+}
+
+// writeMemory is "write memory".
+func writeMemory(help string, run func(c *session, in *invocation)) *command {
+	return &command{name: "write", help: "Write running configuration to memory, network, or terminal", priv: 15, sub: []*command{
+		{name: "memory", help: help, run: run},
 	}}
 }
 

@@ -525,9 +525,7 @@ func newFRR() *profile {
 		},
 		exec: []*command{
 			copyRunStart("Copy from one file to another", "Copy running configuration", "Copy to the startup configuration", save),
-			{name: "write", help: "Write running configuration to memory, network, or terminal", priv: 15, sub: []*command{
-				{name: "memory", help: "Write configuration to the file (same as write file)", run: save},
-			}},
+			writeMemory("Write configuration to the file (same as write file)", save),
 		},
 	}.profile(&profile{
 		pager:        " --More-- ",
