@@ -514,6 +514,13 @@ func (c *conn) update(f func(si *SessionInfo)) {
 	f(&c.info)
 }
 
+// who returns the logged-in user and how long the client has been idle.
+func (c *conn) who() (user string, idle time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info.User, time.Since(c.lastInput)
+}
+
 // remoteIP is the client's address without the port.
 func (c *conn) remoteIP() string {
 	a := c.addr

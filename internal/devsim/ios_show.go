@@ -224,19 +224,13 @@ func showIPRoute(c *session, in *invocation) {
 func showUsers(c *session, in *invocation) {
 	l := []string{"    Line       User       Host(s)              Idle       Location"}
 	for _, o := range c.s.liveConns() {
-		mark := " "
-		idle := "00:00:00"
+		mark, idle := " ", "00:00:00"
+		user, d := o.who()
 		if o == c.conn {
 			mark = "*"
 		} else {
-			o.mu.Lock()
-			d := time.Since(o.lastInput)
-			o.mu.Unlock()
 			idle = fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
 		}
-		o.mu.Lock()
-		user := o.info.User
-		o.mu.Unlock()
 		line := fmt.Sprintf("%s%3d vty %d", mark, o.id+1, o.id-1)
 		l = append(l, fmt.Sprintf("%-15s%-11s%-21s%-11s%s", line, user, "idle", idle, o.remoteIP()))
 	}
