@@ -2,8 +2,15 @@ package devsim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
+
+// The CLI engine: login, the command loop, abbreviations, help, errors and
+// the pager, shared by every personality. It runs over a conn (the Telnet
+// side) and asks the session's personality for the prompt and for what a
+// command line does; everything else a vendor changes is data in its
+// profile.
 
 // cliMode is the CLI mode of a session.
 type cliMode uint8
@@ -14,97 +21,192 @@ const (
 	modeConfigIf                // interface configuration
 )
 
-// dialect is a vendor profile: prompt formats, fixed messages, the pager
-// string and the command tables. New vendor dialects (Juniper-like,
-// Huawei-like) are added by writing another constructor and registering it
-// in dialects; the engine (login, line editing, paging, abbreviation
-// matching, help) is shared.
-type dialect struct {
-	name string
+// session is the CLI of one connection.
+type session struct {
+	*conn
+	pf *profile
+	p  personality
 
-	// Prompt formats; %s is the hostname (and, for configIfPrompt, the
-	// interface sub-mode name).
-	userPrompt, enablePrompt, configPrompt, configIfPrompt string
-
-	pager string // pager prompt, erased again with CR + blanks + CR
-
-	loginHeader    string // before the first Username prompt
-	usernamePrompt string
-	passwordPrompt string
-	loginInvalid   string // after a failed login
-	loginTooMany   string // before closing after the last failed login
-	enableFailed   string // after too many wrong enable passwords
-
-	invalidInput string // under the caret line
-	incomplete   string
-	ambiguous    string // fmt with the %q-quoted input
-	goodbye      string // fmt with the hostname; printed on exit/logout
-
-	execHelpTitle, configHelpTitle, configIfHelpTitle string
-
-	exec, config, configIf []*command
-
-	// Optional hooks of the other personalities; nil means the IOS
-	// behaviour above.
-
-	// banner returns the default banner (before login).
-	banner func(host string, color bool) string
-	// motd is printed right after a successful login.
-	motd func(c *conn) string
-	// prompt returns the whole prompt (it may span lines; the caret of an
-	// error lines up with its last line).
-	prompt func(c *conn) string
-	// startPriv is the privilege level right after login (default 1).
-	startPriv int
-	// noUsername: the login asks for the password only (FRR vty).
-	noUsername bool
-	// loginFailed returns the lines printed after a failed login.
-	loginFailed []string
-	// errLine formats an error: kind is errInvalid, errIncomplete or
-	// errAmbiguous; line is the command line as typed, pos the offset of
-	// the offending word in it, caretBase the text before line on screen.
-	errLines func(c *conn, kind errKind, caretBase, line string, pos int) []string
-	// run replaces the command-tree dispatcher for one line (RouterOS,
-	// Linux).
-	run func(c *conn, line string)
-	// endConfig leaves configuration mode (^Z, end).
-	endConfig func(c *conn)
-	// pagerFn returns the pager prompt with the percentage of the output
-	// shown so far; pagerErase the bytes that erase a pager prompt.
-	pagerFn    func(pct int) string
-	pagerErase func(prompt string) string
-	// pagerDump is a key that shows the rest without pausing (RouterOS D).
-	pagerDump byte
-	// noMorePipe: "| no-more" at the end of a line disables paging for it.
-	noMorePipe bool
-	// noPager: output is never paged (Linux).
-	noPager bool
+	priv    int // 1 user EXEC, 15 privileged EXEC
+	mode    cliMode
+	curIf   string // interface being configured in modeConfigIf
+	pageLen int
+	history []string
+	user    string
+	closing bool   // set by a command that ends the session
+	noMore  bool   // no paging for the current line
+	curLine string // the command line being dispatched
 }
 
-type errKind uint8
+func newSession(tc *conn) *session {
+	pf := tc.s.pf
+	c := &session{conn: tc, pf: pf, p: pf.newState(), priv: 1, pageLen: tc.s.cfg.PageLines}
+	if pf.noPager {
+		c.pageLen = 0
+	}
+	return c
+}
 
-const (
-	errInvalid errKind = iota
-	errIncomplete
-	errAmbiguous
-)
+// run shows the banner, runs the login (if configured) and the command
+// loop.
+func (c *session) run() {
+	cfg := &c.s.cfg
+	if !cfg.NoBanner && cfg.Banner != "" {
+		c.text(cfg.Banner)
+	} else if !cfg.NoBanner {
+		c.text(c.expand(c.pf.banner))
+	}
+	if !cfg.NoLogin {
+		if !c.login() {
+			return
+		}
+	} else {
+		c.update(func(si *SessionInfo) { si.LoggedIn = true })
+	}
+	if c.pf.privileged {
+		c.setPriv(15)
+	}
+	c.text(c.expand(c.pf.motd))
+	show := true
+	for {
+		in, err := c.readLine(c.p.prompt(c), true, show)
+		show = true
+		switch err {
+		case nil:
+		case errInterrupt:
+			continue
+		case errCtrlZ:
+			c.p.end(c)
+			continue
+		default:
+			return
+		}
+		if c.execute(in) {
+			c.flush()
+			return
+		}
+		// Output aborted by an interrupt that is still queued: the
+		// next readLine prints "^C" and then the prompt.
+		show = !c.intrPending()
+	}
+}
 
-// Personalities lists the values Config.Personality accepts.
-var Personalities = []string{"cisco_ios", "cisco_nxos", "juniper_junos", "arista_eos", "huawei", "mikrotik_routeros", "frr", "linux"}
+// readLine reads a line from the terminal; ^Z ends it in configuration
+// mode.
+func (c *session) readLine(prompt string, echo, show bool) (string, error) {
+	return c.conn.readLine(prompt, echo, show, c.mode != modeExec)
+}
 
-// dialects maps Config.Personality (or the older Config.Dialect) to a
-// dialect constructor.
-var dialects = map[string]func() *dialect{
-	"":                  newIOS,
-	"ios":               newIOS,
-	"cisco_ios":         newIOS,
-	"cisco_nxos":        newNXOS,
-	"arista_eos":        newEOS,
-	"frr":               newFRR,
-	"juniper_junos":     newJunos,
-	"huawei":            newHuawei,
-	"mikrotik_routeros": newRouterOS,
-	"linux":             newLinux,
+// ask shows a question and returns the answer trimmed and in lower case.
+func (c *session) ask(question string) (string, error) {
+	ans, err := c.readLine(question, true, true)
+	return strings.ToLower(strings.TrimSpace(ans)), err
+}
+
+// expand fills in the placeholders of a profile text (see profile).
+func (c *session) expand(t string) string {
+	if !strings.Contains(t, "{") {
+		return t
+	}
+	host, box := c.s.Hostname(), ""
+	if strings.Contains(t, "{box}") {
+		box = defaultBanner(host, !c.s.cfg.NoColor)
+	}
+	return strings.NewReplacer("{host}", host, "{user}", c.loginName(), "{if}", c.curIf,
+		"{now}", c.s.now().Format("2006-01-02 15:04:05"), "{box}", box).Replace(t)
+}
+
+// stdPrompt is the profile's prompt for the mode and privilege.
+func (c *session) stdPrompt() string {
+	i := 0
+	switch {
+	case c.mode == modeConfig:
+		i = 2
+	case c.mode == modeConfigIf:
+		i = 3
+	case c.priv >= 15:
+		i = 1
+	}
+	return c.expand(c.pf.prompts[i])
+}
+
+func (c *session) setPriv(p int) {
+	c.priv = p
+	c.update(func(si *SessionInfo) { si.Privileged = p >= 15 })
+}
+
+// login runs the username/password dialogue; false means close.
+func (c *session) login() bool {
+	cfg := &c.s.cfg
+	c.text(c.pf.loginHeader)
+	for failures := 0; failures < 3; {
+		user := cfg.Username
+		if c.pf.userPrompt != "" {
+			var err error
+			user, err = c.readLine(c.expand(c.pf.userPrompt), true, true)
+			if err == errInterrupt || err == errCtrlZ {
+				continue
+			}
+			if err != nil {
+				return false
+			}
+			user = strings.TrimSpace(user)
+			if user == "" {
+				continue
+			}
+		}
+		pass, err := c.readLine(c.pf.passPrompt, false, true)
+		if err == errInterrupt || err == errCtrlZ {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		if user == cfg.Username && pass == cfg.Password {
+			c.user = user
+			c.update(func(si *SessionInfo) { si.User, si.LoggedIn = user, true })
+			c.s.logf("devsim: conn %d logged in as %s", c.id, user)
+			return true
+		}
+		if failures++; failures < 3 {
+			c.lines(c.pf.loginFailed)
+		}
+	}
+	c.lines(c.pf.loginClosed)
+	return false
+}
+
+// execute runs one command line typed in the current mode. It returns
+// true when the session must end.
+func (c *session) execute(line string) (quit bool) {
+	line = strings.TrimRight(line, " ")
+	if strings.TrimSpace(line) == "" {
+		return false
+	}
+	c.addHistory(line)
+	c.s.logf("devsim: conn %d: %s", c.id, line)
+	c.closing = false
+	c.noMore = false
+	if c.pf.noMorePipe {
+		if i := strings.LastIndexByte(line, '|'); i >= 0 && strings.HasPrefix("no-more", strings.TrimSpace(line[i+1:])) && len(strings.TrimSpace(line[i+1:])) >= 4 {
+			line = strings.TrimRight(line[:i], " ")
+			c.noMore = true
+		}
+	}
+	c.curLine = line
+	c.p.run(c, line)
+	return c.closing
+}
+
+// table is the command table of the current mode.
+func (c *session) table() []*command {
+	switch c.mode {
+	case modeConfig:
+		return c.pf.config
+	case modeConfigIf:
+		return c.pf.configIf
+	}
+	return c.pf.exec
 }
 
 type argKind uint8
@@ -127,7 +229,7 @@ type command struct {
 	raw     bool   // free text argument: "?" inside it is not help
 	hidden  bool   // works but is not listed by "?"
 	sub     []*command
-	run     func(c *conn, in *invocation)
+	run     func(c *session, in *invocation)
 }
 
 // invocation is a parsed command line.
@@ -140,7 +242,7 @@ type invocation struct {
 }
 
 // invalidArg reports the i-th argument as invalid input.
-func (c *conn) invalidArg(in *invocation, i int) {
+func (c *session) invalidArg(in *invocation, i int) {
 	c.invalidAt(in.caretBase, in.pos[i])
 }
 
@@ -169,177 +271,10 @@ func tokenize(line string) []token {
 	return toks
 }
 
-// session runs login (if configured) and the command loop.
-func (c *conn) session() {
-	cfg := &c.s.cfg
-	if !cfg.NoBanner {
-		b := cfg.Banner
-		if b == "" && c.d.banner != nil {
-			b = c.d.banner(c.hostname(), !cfg.NoColor)
-		} else if b == "" {
-			b = defaultBanner(c.hostname(), !cfg.NoColor)
-		}
-		c.text(b)
-	}
-	if !cfg.NoLogin {
-		if !c.login() {
-			return
-		}
-	} else {
-		c.mu.Lock()
-		c.info.LoggedIn = true
-		c.mu.Unlock()
-	}
-	if c.d.startPriv > 0 {
-		c.setPriv(c.d.startPriv)
-	}
-	if c.d.motd != nil {
-		c.text(c.d.motd(c))
-	}
-	show := true
-	for {
-		in, err := c.readLine(c.promptString(), true, show)
-		show = true
-		switch err {
-		case nil:
-		case errInterrupt:
-			continue
-		case errCtrlZ:
-			c.leaveConfig()
-			continue
-		default:
-			return
-		}
-		if c.execute(in) {
-			c.flush()
-			return
-		}
-		// Output aborted by an interrupt that is still queued: the
-		// next readLine prints "^C" and then the prompt.
-		show = !c.intrPending()
-	}
-}
-
-func (c *conn) hostname() string {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return c.s.dev.hostname
-}
-
-func (c *conn) promptString() string {
-	if c.d.prompt != nil {
-		return c.d.prompt(c)
-	}
-	h := c.hostname()
-	switch {
-	case c.mode == modeConfig:
-		return fmt.Sprintf(c.d.configPrompt, h)
-	case c.mode == modeConfigIf:
-		return fmt.Sprintf(c.d.configIfPrompt, h)
-	case c.priv >= 15:
-		return fmt.Sprintf(c.d.enablePrompt, h)
-	}
-	return fmt.Sprintf(c.d.userPrompt, h)
-}
-
-func (c *conn) setPriv(p int) {
-	c.priv = p
-	c.mu.Lock()
-	c.info.Privileged = p >= 15
-	c.mu.Unlock()
-}
-
-// login runs the username/password dialogue; false means close.
-func (c *conn) login() bool {
-	cfg := &c.s.cfg
-	c.text(c.d.loginHeader)
-	for failures := 0; failures < 3; {
-		user := cfg.Username
-		if !c.d.noUsername {
-			var err error
-			user, err = c.readLine(c.fmtHost(c.d.usernamePrompt), true, true)
-			if err == errInterrupt || err == errCtrlZ {
-				continue
-			}
-			if err != nil {
-				return false
-			}
-			user = strings.TrimSpace(user)
-			if user == "" {
-				continue
-			}
-		}
-		pass, err := c.readLine(c.d.passwordPrompt, false, true)
-		if err == errInterrupt || err == errCtrlZ {
-			continue
-		}
-		if err != nil {
-			return false
-		}
-		if user == cfg.Username && pass == cfg.Password {
-			c.user = user
-			c.mu.Lock()
-			c.info.User = user
-			c.info.LoggedIn = true
-			c.mu.Unlock()
-			c.s.logf("devsim: conn %d logged in as %s", c.id, user)
-			return true
-		}
-		failures++
-		if c.d.loginFailed != nil {
-			if failures < 3 || c.d.loginTooMany == "" {
-				for _, l := range c.d.loginFailed {
-					c.line(l)
-				}
-			}
-			continue
-		}
-		c.line(c.d.loginInvalid)
-		c.line("")
-	}
-	if c.d.loginTooMany != "" {
-		c.line(c.d.loginTooMany)
-	}
-	return false
-}
-
-// execute runs one command line typed in the current mode. It returns
-// true when the session must end.
-func (c *conn) execute(line string) (quit bool) {
-	table := c.d.exec
-	switch c.mode {
-	case modeConfig:
-		table = c.d.config
-	case modeConfigIf:
-		table = c.d.configIf
-	}
-	line = strings.TrimRight(line, " ")
-	if strings.TrimSpace(line) == "" {
-		return false
-	}
-	c.addHistory(line)
-	c.s.logf("devsim: conn %d: %s", c.id, line)
-	c.closing = false
-	c.noMore = false
-	if c.d.noMorePipe {
-		if i := strings.LastIndexByte(line, '|'); i >= 0 && strings.HasPrefix("no-more", strings.TrimSpace(line[i+1:])) && len(strings.TrimSpace(line[i+1:])) >= 4 {
-			line = strings.TrimRight(line[:i], " ")
-			c.noMore = true
-		}
-	}
-	if c.d.run != nil {
-		c.curLine = line
-		c.d.run(c, line)
-		return c.closing
-	}
-	c.dispatch(line, table, lastLine(c.promptString()))
-	return c.closing
-}
-
 // dispatch resolves line against table and runs the command. caretBase is
 // the text shown before line on the terminal (the prompt, or the prompt
 // plus "do "), used to place the "^" under an invalid word.
-func (c *conn) dispatch(line string, table []*command, caretBase string) {
+func (c *session) dispatch(line string, table []*command, caretBase string) {
 	c.curLine = line
 	toks := tokenize(line)
 	if len(toks) == 0 {
@@ -406,7 +341,7 @@ func (c *conn) dispatch(line string, table []*command, caretBase string) {
 }
 
 // match finds the command in table named or abbreviated by word.
-func (c *conn) match(table []*command, word string) (m *command, ambiguous bool) {
+func (c *session) match(table []*command, word string) (m *command, ambiguous bool) {
 	w := strings.ToLower(word)
 	var cands []*command
 	for _, cmd := range table {
@@ -429,30 +364,29 @@ func (c *conn) match(table []*command, word string) (m *command, ambiguous bool)
 	return nil, true
 }
 
-func (c *conn) invalidAt(caretBase string, pos int) {
+func (c *session) invalidAt(caretBase string, pos int) {
 	c.fail(errInvalid, caretBase, c.curLine, pos)
 }
 
-// fail prints an error in the dialect's words.
-func (c *conn) fail(kind errKind, caretBase, line string, pos int) {
-	if c.d.errLines != nil {
-		c.emit(c.d.errLines(c, kind, caretBase, line, pos))
-		return
+// incomplete reports the current line as incomplete.
+func (c *session) incomplete(in *invocation) {
+	c.fail(errIncomplete, in.caretBase, c.curLine, len(c.curLine))
+}
+
+// fail prints an error in the profile's words.
+func (c *session) fail(kind errKind, caretBase, line string, pos int) {
+	p := min(pos, len(line))
+	if kind == errInvalid && strings.TrimSpace(line[:p]) == "" {
+		kind = errUnknown
 	}
-	switch kind {
-	case errAmbiguous:
-		end := pos
-		for end < len(line) && line[end] != ' ' {
-			end++
-		}
-		c.line(fmt.Sprintf(c.d.ambiguous, line[:end]))
-	case errIncomplete:
-		c.line(c.d.incomplete)
-	default:
-		c.line(strings.Repeat(" ", len(caretBase)+pos) + "^")
-		c.line(c.d.invalidInput)
+	end := p
+	for end < len(line) && line[end] != ' ' {
+		end++
 	}
-	c.line("")
+	r := strings.NewReplacer("{^}", caret(caretBase, pos), "{line}", line, "{word}", line[p:end], "{upto}", line[:end])
+	for _, l := range c.pf.errs[kind] {
+		c.line(r.Replace(l))
+	}
 }
 
 // caret returns the line with a "^" under column pos of line typed after
@@ -469,34 +403,10 @@ func lastLine(s string) string {
 	return s
 }
 
-// fmtHost substitutes the hostname for a %s in s, if any.
-func (c *conn) fmtHost(s string) string {
-	if strings.Contains(s, "%s") {
-		return fmt.Sprintf(s, c.hostname())
-	}
-	return s
-}
-
-// leaveConfig leaves configuration mode (^Z, end) the dialect's way.
-func (c *conn) leaveConfig() {
-	if c.d.endConfig != nil {
-		c.d.endConfig(c)
-		return
-	}
-	c.endConfig()
-}
-
-func (c *conn) helpList(table []*command, prefix string, top bool) []string {
+func (c *session) helpList(table []*command, prefix string, top bool) []string {
 	var out []string
 	if top && prefix == "" {
-		switch c.mode {
-		case modeConfig:
-			out = append(out, c.d.configHelpTitle)
-		case modeConfigIf:
-			out = append(out, c.d.configIfHelpTitle)
-		default:
-			out = append(out, c.d.execHelpTitle)
-		}
+		out = append(out, c.pf.helpTitles[c.mode])
 	}
 	p := strings.ToLower(prefix)
 	for _, cmd := range table {
@@ -512,43 +422,89 @@ func (c *conn) helpList(table []*command, prefix string, top bool) []string {
 	return out
 }
 
-// emit writes command output through the pager.
-func (c *conn) emit(lines []string) {
-	c.page(lines)
-}
-
-func (c *conn) addHistory(line string) {
+func (c *session) addHistory(line string) {
 	c.history = append(c.history, line)
 	if len(c.history) > 20 {
 		c.history = c.history[1:]
 	}
 }
 
-// endConfig leaves configuration mode (end, exit at top level, ^Z).
-func (c *conn) endConfig() {
-	c.mode = modeExec
-	c.curIf = ""
-	c.line(c.logLine(fmt.Sprintf("%%SYS-5-CONFIG_I: Configured from console by %s on vty%d (%s)",
-		c.userName(), c.id-1, c.remoteIP())))
+// lines queues lines of text, unpaged.
+func (c *session) lines(l []string) {
+	for _, s := range l {
+		c.line(s)
+	}
 }
 
-func (c *conn) userName() string {
+func (c *session) userName() string {
 	if c.user == "" {
 		return "console"
 	}
 	return c.user
 }
 
-func (c *conn) remoteIP() string {
-	a := c.addr
-	if i := strings.LastIndexByte(a, ':'); i >= 0 {
-		a = a[:i]
+// loginName is the logged-in user, or the configured one without login.
+func (c *session) loginName() string {
+	if c.user != "" {
+		return c.user
 	}
-	return strings.Trim(a, "[]")
+	return c.s.cfg.Username
 }
 
 // logLine formats a syslog-style console message with the device clock.
-func (c *conn) logLine(msg string) string {
+func (c *session) logLine(msg string) string {
 	t := c.s.now()
 	return fmt.Sprintf("*%s: %s", t.Format("Jan _2 15:04:05.000"), msg)
+}
+
+// emit writes command output through the pager.
+func (c *session) emit(lines []string) {
+	c.pageN(len(lines), func(i int) string { return lines[i] })
+}
+
+// pageN writes n lines made one at a time by line(i), so that a huge
+// output (Config.LogBuffer) is never held whole, pausing with the pager
+// prompt every c.pageLen lines: space shows the next page, Enter one more
+// line, anything else (q) stops. An interrupt stops the output; if the
+// pager consumed it, "^C" has been printed, otherwise the interrupt is
+// still queued.
+func (c *session) pageN(n int, line func(i int) string) {
+	shown := 0
+	for i := 0; i < n; i++ {
+		if c.intrPending() {
+			return
+		}
+		c.line(line(i))
+		if err := c.flush(); err != nil {
+			return
+		}
+		shown++
+		if c.pageLen <= 0 || c.noMore || shown < c.pageLen || i == n-1 {
+			continue
+		}
+		pager := strings.ReplaceAll(c.pf.pager, "{pct}", strconv.Itoa(int(int64(i+1)*100/int64(n))))
+		c.prompt(pager)
+		erase := c.pf.pagerErase
+		if erase == "" {
+			erase = "\r" + strings.Repeat(" ", len(pager)) + "\r"
+		}
+		ev, err := c.next()
+		if err != nil {
+			return
+		}
+		c.text(erase)
+		switch {
+		case ev.kind == evIntr:
+			c.text("^C\r\n")
+			return
+		case ev.b == ' ':
+			shown = 0
+		case ev.b == '\r' || ev.b == '\n':
+			shown = c.pageLen - 1
+		case c.pf.pagerDump != 0 && (ev.b|0x20) == c.pf.pagerDump:
+			shown, c.noMore = 0, true
+		default:
+			return
+		}
+	}
 }

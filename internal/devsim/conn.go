@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,29 +35,15 @@ var (
 	errClosed    = errors.New("connection closed")
 )
 
-// Q method option states (RFC 1143), without the OPPOSITE queue: the
-// server never changes its mind while a request is in flight.
-type qstate uint8
-
-const (
-	qNo qstate = iota
-	qYes
-	qWantNo
-	qWantYes
-)
-
-type optState struct {
-	us  qstate // our side: WILL/WONT we send, DO/DONT the client sends
-	him qstate // client's side: DO/DONT we send, WILL/WONT the client sends
-}
-
-// conn is one client connection. Two goroutines work on it: the reader
-// (readLoop) decodes the telnet stream, answers negotiation and AYT
-// directly and queues input events; the session goroutine (serve) runs the
-// CLI, consuming those events and producing all other output.
+// conn is the Telnet server side of one client connection: option
+// negotiation, the decoded input queue, the output path and line editing.
+// It knows nothing of the CLI running over it (see session). Two goroutines
+// work on it: the reader (readLoop) decodes the telnet stream, answers
+// negotiation and AYT directly and queues input events; the session
+// goroutine (serve) runs the CLI, consuming those events and producing all
+// other output.
 type conn struct {
 	s    *Server
-	d    *dialect
 	id   int
 	nc   net.Conn
 	addr string
@@ -88,25 +73,12 @@ type conn struct {
 
 	// Session goroutine state.
 	out      []byte // pending output, written by flush
-	priv     int    // 1 user EXEC, 15 privileged EXEC
-	mode     cliMode
-	curIf    string // interface being configured in modeConfigIf
-	pageLen  int
-	history  []string
-	user     string
-	escState int      // skipping an ANSI escape sequence typed by the client
-	closing  bool     // set by a command that ends the session
-	noMore   bool     // "| no-more" on the current line
-	curLine  string   // the command line being dispatched
-	dirty    bool     // Junos: uncommitted configuration changes
-	menu     []string // RouterOS: the current menu path
-	exitCode int      // Linux: status of the last command
+	escState int    // skipping an ANSI escape sequence typed by the client
 }
 
 func newConn(s *Server, nc net.Conn, id int) *conn {
 	c := &conn{
 		s:          s,
-		d:          s.d,
 		id:         id,
 		nc:         nc,
 		addr:       nc.RemoteAddr().String(),
@@ -114,8 +86,6 @@ func newConn(s *Server, nc net.Conn, id int) *conn {
 		quit:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 		negNotify:  make(chan struct{}, 1),
-		priv:       1,
-		pageLen:    s.cfg.PageLines,
 	}
 	c.info = SessionInfo{ID: id, Line: id - 1, RemoteAddr: c.addr}
 	c.lastInput = time.Now()
@@ -159,7 +129,7 @@ func (c *conn) serve() {
 	readerStarted = true
 	go c.readLoop()
 	c.waitNegotiation()
-	c.session()
+	newSession(c).run()
 	c.flush()
 }
 
@@ -311,204 +281,6 @@ func (r *readSink) subneg(opt byte, p []byte) {
 	}
 }
 
-// --- option negotiation (c.mu held) ---
-
-func (c *conn) supportLocal(opt byte) bool {
-	switch opt {
-	case optEcho, optSGA:
-		return true
-	case optEOR:
-		return c.s.cfg.EOR
-	}
-	return false
-}
-
-func (c *conn) supportRemote(opt byte) bool {
-	switch opt {
-	case optTTYPE, optNAWS, optNewEnviron, optSGA:
-		return true
-	}
-	return false
-}
-
-func (c *conn) sendNeg(verb, opt byte) {
-	c.info.NegSent++
-	c.reply = append(c.reply, cmdIAC, verb, opt)
-}
-
-func (c *conn) askWill(opt byte) {
-	if st := &c.opts[opt]; st.us == qNo {
-		st.us = qWantYes
-		c.sendNeg(cmdWILL, opt)
-	}
-}
-
-func (c *conn) askDo(opt byte) {
-	if st := &c.opts[opt]; st.him == qNo {
-		st.him = qWantYes
-		c.sendNeg(cmdDO, opt)
-	}
-}
-
-func (c *conn) recvNeg(verb, opt byte) {
-	c.info.NegReceived++
-	st := &c.opts[opt]
-	switch verb {
-	case cmdDO:
-		if opt == optTimingMark {
-			// TIMING-MARK is a request, not a state: always answer it.
-			c.sendNeg(cmdWILL, optTimingMark)
-			return
-		}
-		switch st.us {
-		case qNo:
-			if c.supportLocal(opt) {
-				st.us = qYes
-				c.sendNeg(cmdWILL, opt)
-			} else {
-				c.sendNeg(cmdWONT, opt)
-			}
-		case qWantNo:
-			st.us = qNo // DONT answered by DO; we do not insist
-		case qWantYes:
-			st.us = qYes
-		}
-	case cmdDONT:
-		switch st.us {
-		case qYes:
-			st.us = qNo
-			c.sendNeg(cmdWONT, opt)
-		case qWantNo, qWantYes:
-			st.us = qNo
-		}
-	case cmdWILL:
-		switch st.him {
-		case qNo:
-			if c.supportRemote(opt) {
-				st.him = qYes
-				c.sendNeg(cmdDO, opt)
-				c.remoteEnabled(opt)
-			} else {
-				c.sendNeg(cmdDONT, opt)
-			}
-		case qWantNo:
-			st.him = qNo
-		case qWantYes:
-			st.him = qYes
-			c.remoteEnabled(opt)
-		}
-	case cmdWONT:
-		switch st.him {
-		case qYes:
-			st.him = qNo
-			c.sendNeg(cmdDONT, opt)
-		case qWantNo, qWantYes:
-			st.him = qNo
-		}
-		if opt == optTTYPE {
-			c.ttypeWait = false
-		}
-		if opt == optNewEnviron {
-			c.envWait = false
-		}
-	}
-}
-
-func (c *conn) remoteEnabled(opt byte) {
-	switch opt {
-	case optTTYPE:
-		c.ttypeWait = true
-		c.reply = append(c.reply, cmdIAC, cmdSB, optTTYPE, sbSEND, cmdIAC, cmdSE)
-	case optNewEnviron:
-		c.envWait = true
-		c.reply = append(c.reply, cmdIAC, cmdSB, optNewEnviron, sbSEND, cmdIAC, cmdSE)
-	}
-}
-
-// negSettled reports whether the opening negotiation is over: nothing we
-// asked for is unanswered and the subnegotiations we asked for came back.
-func (c *conn) negSettled() bool {
-	for _, o := range []byte{optEcho, optSGA, optEOR} {
-		if c.opts[o].us == qWantYes {
-			return false
-		}
-	}
-	for _, o := range []byte{optTTYPE, optNAWS, optNewEnviron} {
-		if c.opts[o].him == qWantYes {
-			return false
-		}
-	}
-	if c.opts[optNAWS].him == qYes && !c.nawsSeen {
-		return false
-	}
-	return !c.ttypeWait && !c.envWait
-}
-
-func (c *conn) waitNegotiation() {
-	t := time.NewTimer(c.s.cfg.NegotiationTimeout)
-	defer t.Stop()
-	for {
-		c.mu.Lock()
-		ok := c.negSettled()
-		c.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-c.negNotify:
-		case <-t.C:
-			return
-		case <-c.readerDone:
-			return
-		}
-	}
-}
-
-func (c *conn) localOn(opt byte) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.opts[opt].us == qYes
-}
-
-// promptMark returns the bytes that follow every prompt: IAC EOR when the
-// client agreed to EOR, IAC GA when it did not agree to SGA.
-func (c *conn) promptMark() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var m []byte
-	if c.opts[optEOR].us == qYes {
-		m = append(m, cmdIAC, cmdEOR)
-	}
-	if c.opts[optSGA].us != qYes {
-		m = append(m, cmdIAC, cmdGA)
-	}
-	return m
-}
-
-func (c *conn) snapshot() SessionInfo {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	si := c.info
-	if c.info.Env != nil {
-		si.Env = make(map[string]string, len(c.info.Env))
-		for k, v := range c.info.Env {
-			si.Env[k] = v
-		}
-	}
-	si.Local, si.Remote = nil, nil
-	for i := range c.opts {
-		if c.opts[i].us == qYes {
-			si.Local = append(si.Local, OptionName(byte(i)))
-		}
-		if c.opts[i].him == qYes {
-			si.Remote = append(si.Remote, OptionName(byte(i)))
-		}
-	}
-	sort.Strings(si.Local)
-	sort.Strings(si.Remote)
-	return si
-}
-
 // --- output ---
 
 // writeRaw is the single place where bytes reach the socket. It applies
@@ -636,8 +408,9 @@ func (c *conn) intrPending() bool {
 // echo (when echo is set and the client let us echo) and simple line
 // editing: BS/DEL erase a character, ^U the line, ^W a word; ANSI escape
 // sequences (arrow keys) are ignored. An interrupt prints "^C" and returns
-// errInterrupt; ^Z in configuration mode prints "^Z" and returns errCtrlZ.
-func (c *conn) readLine(prompt string, echo, show bool) (string, error) {
+// errInterrupt; with ctrlZ set, ^Z prints "^Z" and returns errCtrlZ (else
+// it is ignored).
+func (c *conn) readLine(prompt string, echo, show, ctrlZ bool) (string, error) {
 	if show {
 		c.prompt(prompt)
 	}
@@ -706,7 +479,7 @@ func (c *conn) readLine(prompt string, echo, show bool) (string, error) {
 				}
 			}
 		case b == 0x1a: // ^Z
-			if c.mode != modeExec {
+			if ctrlZ {
 				c.text("^Z\r\n")
 				return "", errCtrlZ
 			}
@@ -734,57 +507,25 @@ func runeStart(p []byte) int {
 	return i
 }
 
-// page writes lines, pausing with the pager prompt every c.pageLen lines:
-// space shows the next page, Enter one more line, anything else (q) stops.
-// An interrupt stops the output; if the pager consumed it, "^C" has been
-// printed and consumed is true, otherwise the interrupt is still queued.
-func (c *conn) page(lines []string) (consumed bool, err error) {
-	return c.pageN(len(lines), func(i int) string { return lines[i] })
+// update changes the connection's SessionInfo.
+func (c *conn) update(f func(si *SessionInfo)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.info)
 }
 
-// pageN is page over n lines made one at a time by line(i), so that a
-// huge output (Config.LogBuffer) is never held whole.
-func (c *conn) pageN(n int, line func(i int) string) (consumed bool, err error) {
-	shown := 0
-	for i := 0; i < n; i++ {
-		if c.intrPending() {
-			return false, nil
-		}
-		c.line(line(i))
-		if err := c.flush(); err != nil {
-			return false, err
-		}
-		shown++
-		if c.pageLen <= 0 || c.noMore || c.d.noPager || shown < c.pageLen || i == n-1 {
-			continue
-		}
-		pager := c.d.pager
-		if c.d.pagerFn != nil {
-			pager = c.d.pagerFn(int(int64(i+1) * 100 / int64(n)))
-		}
-		c.prompt(pager)
-		erase := "\r" + strings.Repeat(" ", len(pager)) + "\r"
-		if c.d.pagerErase != nil {
-			erase = c.d.pagerErase(pager)
-		}
-		ev, err := c.next()
-		if err != nil {
-			return false, err
-		}
-		c.text(erase)
-		switch {
-		case ev.kind == evIntr:
-			c.text("^C\r\n")
-			return true, nil
-		case ev.b == ' ':
-			shown = 0
-		case ev.b == '\r' || ev.b == '\n':
-			shown = c.pageLen - 1
-		case c.d.pagerDump != 0 && (ev.b|0x20) == c.d.pagerDump:
-			shown, c.noMore = 0, true
-		default:
-			return false, nil
-		}
+// who returns the logged-in user and how long the client has been idle.
+func (c *conn) who() (user string, idle time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info.User, time.Since(c.lastInput)
+}
+
+// remoteIP is the client's address without the port.
+func (c *conn) remoteIP() string {
+	a := c.addr
+	if i := strings.LastIndexByte(a, ':'); i >= 0 {
+		a = a[:i]
 	}
-	return false, nil
+	return strings.Trim(a, "[]")
 }

@@ -163,7 +163,7 @@ func newDeviceFor(personality, hostname string) device {
 }
 
 // snapshotIfaces copies the interfaces under the device lock.
-func (c *conn) snapshotIfaces() (host string, ifs []iface) {
+func (c *session) snapshotIfaces() (host string, ifs []iface) {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	for _, f := range c.s.dev.ifaces {

@@ -69,8 +69,16 @@
 // erased with CR, blanks, CR. Output is deterministic: the clock starts at
 // a fixed instant (DefaultClockStart) and uptime at a fixed value.
 //
-// The prompt formats, fixed messages, pager string and command tables live
-// in a dialect value (see newIOS).
+// # Layers
+//
+// A connection is a conn (conn.go, negotiate.go: the Telnet behaviour
+// above), and the CLI running over it a session (cli.go: login, the command
+// loop, abbreviations, help, errors, the pager). The session asks its
+// personality (personality.go) for the prompt and for what a command line
+// does; the personality value is made per session and holds the state only
+// its vendor has. Everything else a vendor varies (login texts, error lines,
+// pager words, command tables) is data in its profile, built once per
+// Server; newIOS shows the shape.
 //
 // # Personalities
 //

@@ -2,7 +2,6 @@ package devsim
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 )
 
@@ -10,33 +9,21 @@ import (
 // "[host-GigabitEthernet0/0/1]" interface view, "  ---- More ----" pager
 // erased with ESC[42D.
 
-func newHuawei() *dialect {
-	d := &dialect{name: "huawei", startPriv: 15, pager: "  ---- More ----"}
-	d.banner = func(host string, color bool) string { return "" }
-	d.loginHeader = "\nLogin authentication\n\n\n"
-	d.usernamePrompt, d.passwordPrompt = "Username:", "Password:"
-	d.loginFailed = []string{"Error: Local authentication is rejected.", "", "", "Login authentication", "", ""}
-	d.loginTooMany = "Error: Local authentication is rejected."
-	d.motd = func(c *conn) string {
-		return "Info: The max number of VTY users is 5, and the number\n" +
+func newHuawei() *profile {
+	d := &profile{newState: newTree, privileged: true, pager: "  ---- More ----",
+		loginHeader: "\nLogin authentication\n\n\n",
+		userPrompt:  "Username:", passPrompt: "Password:",
+		loginFailed: []string{"Error: Local authentication is rejected.", "", "", "Login authentication", "", ""},
+		loginClosed: []string{"Error: Local authentication is rejected."},
+		motd: "Info: The max number of VTY users is 5, and the number\n" +
 			"      of current VTY users on line is 1.\n" +
-			"      The current login time is " + c.s.now().Format("2006-01-02 15:04:05") + ".\n"
+			"      The current login time is {now}.\n",
+		prompts:    [4]string{"<{host}>", "<{host}>", "[{host}]", "[{host}-{if}]"},
+		pagerErase: "\x1b[42D" + strings.Repeat(" ", 42) + "\x1b[42D",
+		errs: caretErrors("Error: Unrecognized command found at '^' position.",
+			"Error:Incomplete command found at '^' position.", "Error:Ambiguous command found at '^' position."),
+		helpTitles: [3]string{"User view commands:", "System view commands:", "Interface view commands:"},
 	}
-	d.prompt = func(c *conn) string {
-		h := c.hostname()
-		switch c.mode {
-		case modeConfig:
-			return "[" + h + "]"
-		case modeConfigIf:
-			return "[" + h + "-" + c.curIf + "]"
-		}
-		return "<" + h + ">"
-	}
-	d.pagerErase = func(string) string { return "\x1b[42D" + strings.Repeat(" ", 42) + "\x1b[42D" }
-	d.errLines = caretErrors("Error: Unrecognized command found at '^' position.",
-		"Error:Incomplete command found at '^' position.", "Error:Ambiguous command found at '^' position.")
-	d.endConfig = func(c *conn) { c.mode, c.curIf = modeExec, "" }
-	d.execHelpTitle, d.configHelpTitle, d.configIfHelpTitle = "User view commands:", "System view commands:", "Interface view commands:"
 
 	ifaceArg := "STRING  Interface name, e.g. GigabitEthernet0/0/1, GE0/0/1, LoopBack0"
 	display := &command{name: "display", help: "Display information", sub: []*command{
@@ -48,7 +35,7 @@ func newHuawei() *dialect {
 		{name: "version", help: "Display version information", run: huaweiVersion},
 	}}
 	quit := &command{name: "quit", help: "Exit from current mode and enter prior mode", run: huaweiQuit}
-	ret := &command{name: "return", help: "Enter the privileged mode", run: func(c *conn, in *invocation) { c.mode, c.curIf = modeExec, "" }}
+	ret := &command{name: "return", help: "Enter the privileged mode", run: cmdEnd}
 	d.exec = []*command{
 		display,
 		{name: "echo", help: "Print a line of text", args: argOptional, raw: true, argHelp: "TEXT  Text to print", run: cmdEcho},
@@ -57,7 +44,7 @@ func newHuawei() *dialect {
 		{name: "save", help: "Save the current configuration", run: huaweiSave},
 		{name: "screen-length", help: "Set the number of lines displayed on a screen", args: argRequired,
 			argHelp: "INTEGER<0-512>  Number of lines (0: no pausing), then temporary", run: huaweiScreenLength},
-		{name: "system-view", help: "Enter the system view", run: func(c *conn, in *invocation) {
+		{name: "system-view", help: "Enter the system view", run: func(c *session, in *invocation) {
 			c.line("Enter system view, return user view with return command.")
 			c.mode = modeConfig
 		}},
@@ -73,19 +60,19 @@ func newHuawei() *dialect {
 		display,
 		{name: "interface", help: "Specify the interface configuration view", args: argRequired, argHelp: ifaceArg, run: cmdInterface},
 		{name: "ip", help: "Specify IP configuration", sub: []*command{
-			{name: "address", help: "Assign an IP address to the interface", args: argRequired, argHelp: "IP_ADDR<X.X.X.X>  IP address", run: huaweiIPAddress},
+			{name: "address", help: "Assign an IP address to the interface", args: argRequired, argHelp: "IP_ADDR<X.X.X.X>  IP address", run: setAddress(false, true)},
 		}},
 		quit, ret,
-		{name: "shutdown", help: "Shut down the interface", run: func(c *conn, in *invocation) { c.withIface(func(f *iface) { f.shutdown = true }) }},
+		{name: "shutdown", help: "Shut down the interface", run: func(c *session, in *invocation) { c.withIface(func(f *iface) { f.shutdown = true }) }},
 		{name: "undo", help: "Negate a command or set its default", sub: []*command{
 			{name: "description", help: "Describe the interface", run: cmdNoDescription},
-			{name: "shutdown", help: "Shut down the interface", run: func(c *conn, in *invocation) { c.withIface(func(f *iface) { f.shutdown = false }) }},
+			{name: "shutdown", help: "Shut down the interface", run: func(c *session, in *invocation) { c.withIface(func(f *iface) { f.shutdown = false }) }},
 		}},
 	}
 	return d
 }
 
-func huaweiQuit(c *conn, in *invocation) {
+func huaweiQuit(c *session, in *invocation) {
 	switch c.mode {
 	case modeConfigIf:
 		c.mode, c.curIf = modeConfig, ""
@@ -97,9 +84,9 @@ func huaweiQuit(c *conn, in *invocation) {
 	}
 }
 
-func huaweiScreenLength(c *conn, in *invocation) {
+func huaweiScreenLength(c *session, in *invocation) {
 	if len(in.args) < 2 {
-		c.fail(errIncomplete, in.caretBase, c.curLine, len(c.curLine))
+		c.incomplete(in)
 		return
 	}
 	if len(in.args) > 2 || !strings.HasPrefix("temporary", strings.ToLower(in.args[1])) {
@@ -112,36 +99,12 @@ func huaweiScreenLength(c *conn, in *invocation) {
 	}
 }
 
-func huaweiIPAddress(c *conn, in *invocation) {
-	if len(in.args) != 2 {
-		c.fail(errIncomplete, in.caretBase, c.curLine, len(c.curLine))
-		return
-	}
-	a, err := netip.ParseAddr(in.args[0])
-	if err != nil || !a.Is4() {
-		c.invalidArg(in, 0)
-		return
-	}
-	bits, ok := maskBits(in.args[1])
-	if !ok {
-		if _, err := fmt.Sscanf(in.args[1], "%d", &bits); err != nil || bits < 0 || bits > 32 {
-			c.invalidArg(in, 1)
-			return
-		}
-	}
-	c.withIface(func(f *iface) { f.addr = netip.PrefixFrom(a, bits) })
+func huaweiYN(c *session, question string) bool {
+	a, err := c.ask(question)
+	return err == nil && a != "" && a[0] == 'y'
 }
 
-func huaweiYN(c *conn, question string) bool {
-	ans, err := c.readLine(question, true, true)
-	if err != nil {
-		return false
-	}
-	a := strings.ToLower(strings.TrimSpace(ans))
-	return a != "" && a[0] == 'y'
-}
-
-func huaweiSave(c *conn, in *invocation) {
+func huaweiSave(c *session, in *invocation) {
 	c.line("The current configuration will be written to the device.")
 	if !huaweiYN(c, "Are you sure to continue?[Y/N]:") {
 		return
@@ -149,7 +112,7 @@ func huaweiSave(c *conn, in *invocation) {
 	c.emit([]string{"Now saving the current configuration to the slot 0.", "Info: Save the configuration successfully."})
 }
 
-func huaweiReboot(c *conn, in *invocation) {
+func huaweiReboot(c *session, in *invocation) {
 	c.line("Info: The system is comparing the configuration, please wait.")
 	if !huaweiYN(c, "System will reboot! Continue?[Y/N]:") {
 		return
@@ -158,7 +121,7 @@ func huaweiReboot(c *conn, in *invocation) {
 	c.closing = true
 }
 
-func huaweiVersion(c *conn, in *invocation) {
+func huaweiVersion(c *session, in *invocation) {
 	m := int64(c.s.uptime().Minutes())
 	c.emit([]string{
 		"DevSim VRP-like (R) software, Version 8.180 (DSR6800 V200R005C10-sim)",
@@ -176,7 +139,7 @@ func huaweiVersion(c *conn, in *invocation) {
 	})
 }
 
-func huaweiDisplayInterface(c *conn, in *invocation) {
+func huaweiDisplayInterface(c *session, in *invocation) {
 	_, ifs := c.snapshotIfaces()
 	if len(in.args) == 1 && strings.HasPrefix("brief", strings.ToLower(in.args[0])) {
 		l := []string{
@@ -200,13 +163,8 @@ func huaweiDisplayInterface(c *conn, in *invocation) {
 		c.emit(l)
 		return
 	}
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
+		add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
 		st := "UP"
 		switch {
 		case f.shutdown:
@@ -252,11 +210,11 @@ func huaweiDisplayInterface(c *conn, in *invocation) {
 		add("    Input bandwidth utilization  :  0.01%%")
 		add("    Output bandwidth utilization :  0.01%%")
 		add("")
-	}
-	c.emit(l)
+		return l
+	})
 }
 
-func huaweiRoutingTable(c *conn, in *invocation) {
+func huaweiRoutingTable(c *session, in *invocation) {
 	rs := c.routes()
 	l := []string{
 		"Proto: Protocol        Pre: Preference",
@@ -281,7 +239,7 @@ func huaweiRoutingTable(c *conn, in *invocation) {
 	c.emit(l)
 }
 
-func huaweiCurrentConfig(c *conn, in *invocation) {
+func huaweiCurrentConfig(c *session, in *invocation) {
 	host, ifs := c.snapshotIfaces()
 	l := []string{"!Software Version V200R005C10-sim", "#", "sysname " + host, "#",
 		"aaa", " local-user " + c.s.cfg.Username + " password irreversible-cipher $1c$devsim$c2ltdWxhdGVk$",

@@ -3,132 +3,54 @@ package devsim
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
-// This file holds the personalities that share the IOS engine and shapes:
+// This file holds the other members of the IOS family (see iosFamily):
 // Cisco NX-OS, Arista EOS and FRRouting's vty. Their command words are the
 // vendors' own; the output is written for the simulator.
 
-// iosShapes fills the IOS prompt shapes shared by the family.
-func iosShapes(d *dialect) *dialect {
-	d.userPrompt, d.enablePrompt = "%s>", "%s#"
-	d.configPrompt, d.configIfPrompt = "%s(config)#", "%s(config-if)#"
-	d.usernamePrompt, d.passwordPrompt = "Username: ", "Password: "
-	d.enableFailed = "% Bad secrets"
-	d.goodbye = ""
-	d.execHelpTitle, d.configHelpTitle, d.configIfHelpTitle = "Exec commands:", "Configure commands:", "Interface configuration commands:"
-	d.endConfig = func(c *conn) { c.mode, c.curIf = modeExec, "" }
-	return d
-}
-
-// familyTables builds the exec/config/interface tables of NX-OS, EOS and
-// FRR from their show commands and the few that differ.
-func familyTables(d *dialect, show []*command, extraExec []*command, ifaceArg string) {
-	doCmd := &command{name: "do", help: "Run an exec command", args: argRequired, raw: true, argHelp: "LINE  Exec Command", run: cmdDo}
-	d.exec = []*command{
-		{name: "configure", help: "Enter configuration mode", priv: 15, run: cmdConfigure, sub: []*command{
-			{name: "terminal", help: "Configure from the terminal", run: cmdConfigure},
-		}},
-		{name: "disable", help: "Turn off privileged commands", run: cmdDisable},
-		{name: "echo", help: "Print a line of text", args: argOptional, raw: true, argHelp: "LINE  Text to print", run: cmdEcho},
-		{name: "enable", help: "Turn on privileged commands", run: cmdEnable},
-		{name: "exit", help: "Exit from the EXEC", run: cmdExit},
-		{name: "show", help: "Show running system information", sub: show},
-		{name: "terminal", help: "Set terminal line parameters", sub: []*command{
-			{name: "length", help: "Set number of lines on a screen", args: argRequired,
-				argHelp: "<0-512>  Number of lines on screen (0 for no pausing)", run: cmdTermLength},
-		}},
-	}
-	d.exec = append(d.exec, extraExec...)
-	sortCommands(d.exec)
-	d.config = []*command{
-		doCmd,
-		{name: "end", help: "Exit from configure mode", run: cmdEnd},
-		{name: "exit", help: "Exit from configure mode", run: cmdEnd},
-		{name: "hostname", help: "Set system's network name", args: argRequired, argHelp: "WORD  This system's network name", run: cmdHostname},
-		{name: "interface", help: "Select an interface to configure", args: argRequired, argHelp: ifaceArg, run: cmdInterface},
-	}
-	d.configIf = []*command{
-		{name: "description", help: "Interface specific description", args: argRequired, raw: true,
-			argHelp: "LINE  Up to 240 characters describing this interface", run: cmdDescription},
-		doCmd,
-		{name: "end", help: "Exit from configure mode", run: cmdEnd},
-		{name: "exit", help: "Exit from interface configuration mode", run: cmdIfExit},
-		{name: "interface", help: "Select an interface to configure", args: argRequired, argHelp: ifaceArg, run: cmdInterface},
-		{name: "ip", help: "Interface Internet Protocol config commands", sub: []*command{
-			{name: "address", help: "Set the IP address of an interface", args: argRequired,
-				argHelp: "A.B.C.D/LEN  IP address and prefix length", run: cmdIPAddress},
-		}},
-		{name: "no", help: "Negate a command or set its defaults", sub: []*command{
-			{name: "description", help: "Interface specific description", run: cmdNoDescription},
-			{name: "shutdown", help: "Shutdown the selected interface", run: cmdNoShutdown},
-		}},
-		{name: "shutdown", help: "Shutdown the selected interface", run: cmdShutdown},
-	}
-}
-
-func sortCommands(t []*command) {
-	for i := 1; i < len(t); i++ {
-		for j := i; j > 0 && t[j].name < t[j-1].name; j-- {
-			t[j], t[j-1] = t[j-1], t[j]
-		}
-	}
-}
-
-// caretErrors returns an errLines hook printing a caret line and msgs.
-func caretErrors(invalid, incomplete, ambiguous string) func(c *conn, kind errKind, caretBase, line string, pos int) []string {
-	return func(c *conn, kind errKind, caretBase, line string, pos int) []string {
-		msg := invalid
-		switch kind {
-		case errIncomplete:
-			msg = incomplete
-		case errAmbiguous:
-			msg = ambiguous
-		}
-		return []string{caret(caretBase, pos), msg, ""}
-	}
-}
-
-// ---- Cisco NX-OS ----
-
-func newNXOS() *dialect {
-	d := iosShapes(&dialect{name: "nxos", pager: "--More--", startPriv: 15, noMorePipe: true})
-	d.banner = func(host string, color bool) string {
-		return "\n" + host + ": NX-OS-like switch of the termhost device simulator (loopback lab)\n"
-	}
-	d.loginHeader = "\nUser Access Verification\n"
-	d.usernamePrompt = "%s login: "
-	d.loginFailed = []string{"Login incorrect"}
-	d.loginTooMany = "Login incorrect"
-	d.motd = func(c *conn) string {
-		return "\nDevSim NX-OS-like software\n" +
-			"This is a simulated switch; see https://github.com/termhost/termhost\n"
-	}
-	d.errLines = caretErrors("% Invalid command at '^' marker.", "% Incomplete command at '^' marker.", "% Ambiguous command at '^' marker.")
+func newNXOS() *profile {
 	ifaceArg := "WORD  Interface name, e.g. Ethernet1/1, eth1/2, loopback0"
-	show := []*command{
-		{name: "clock", help: "Display current date", run: showClock},
-		{name: "interface", help: "Display interface information", args: argOptional, argHelp: ifaceArg + ", brief", run: nxosShowInterface},
-		{name: "ip", help: "Display IP information", sub: []*command{
-			{name: "route", help: "Display IPv4 routes", run: nxosShowIPRoute},
-		}},
-		{name: "running-config", help: "Current operating configuration", run: showRunningFamily},
-		{name: "version", help: "Show the software version", run: nxosShowVersion},
-	}
-	familyTables(d, show, []*command{
-		{name: "copy", help: "Copy from one file to another", priv: 15, sub: []*command{
-			{name: "running-config", help: "Copy running configuration", sub: []*command{
-				{name: "startup-config", help: "Copy to the startup configuration", run: familyCopy},
+	return iosFamily{
+		ifaceArg:  ifaceArg,
+		doHelp:    "Run an exec command",
+		prefixLen: true,
+		configure: "Enter configuration commands, one per line. End with CNTL/Z.",
+		show: []*command{
+			{name: "clock", help: "Display current date", run: showClock},
+			{name: "interface", help: "Display interface information", args: argOptional, argHelp: ifaceArg + ", brief", run: nxosShowInterface},
+			{name: "ip", help: "Display IP information", sub: []*command{
+				{name: "route", help: "Display IPv4 routes", run: nxosShowIPRoute},
 			}},
-		}},
-		{name: "reload", help: "Reboot the entire box", priv: 15, run: nxosReload},
-	}, ifaceArg)
-	return d
+			{name: "running-config", help: "Current operating configuration", run: showRunningFamily("nxos")},
+			{name: "version", help: "Show the software version", run: nxosShowVersion},
+		},
+		exec: []*command{
+			copyRunStart("Copy from one file to another", "Copy running configuration", "Copy to the startup configuration", emitter(
+				"[########################################] 100%", "Copy complete, now saving to disk (please wait)...", "Copy complete.")),
+			{name: "reload", help: "Reboot the entire box", priv: 15, run: nxosReload},
+		},
+	}.profile(&profile{
+		pager: "--More--", privileged: true, noMorePipe: true,
+		banner:      "\n{host}: NX-OS-like switch of the termhost device simulator (loopback lab)\n",
+		loginHeader: "\nUser Access Verification\n",
+		userPrompt:  "{host} login: ",
+		loginFailed: []string{"Login incorrect"},
+		loginClosed: []string{"Login incorrect"},
+		motd:        "\nDevSim NX-OS-like software\nThis is a simulated switch; see https://github.com/termhost/termhost\n",
+		errs:        caretErrors("% Invalid command at '^' marker.", "% Incomplete command at '^' marker.", "% Ambiguous command at '^' marker."),
+	})
 }
 
-func nxosShowVersion(c *conn, in *invocation) {
-	host := c.hostname()
+// emitter returns a command that prints lines.
+func emitter(lines ...string) func(c *session, in *invocation) {
+	return func(c *session, in *invocation) { c.emit(lines) }
+}
+
+func nxosShowVersion(c *session, in *invocation) {
+	host := c.s.Hostname()
 	up := c.s.uptime()
 	m := int64(up.Minutes())
 	c.emit([]string{
@@ -157,7 +79,7 @@ func nxosShowVersion(c *conn, in *invocation) {
 	})
 }
 
-func nxosShowInterface(c *conn, in *invocation) {
+func nxosShowInterface(c *session, in *invocation) {
 	_, ifs := c.snapshotIfaces()
 	if len(in.args) == 1 && strings.HasPrefix("brief", strings.ToLower(in.args[0])) {
 		l := []string{
@@ -189,12 +111,7 @@ func nxosShowInterface(c *conn, in *invocation) {
 		c.emit(l)
 		return
 	}
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
 		st := "up"
 		if !f.up() {
 			st = "down"
@@ -218,33 +135,34 @@ func nxosShowInterface(c *conn, in *invocation) {
 				fmt.Sprintf("  Hardware: 100/1000/10000/25000 Ethernet, address: %s (bia %s)", f.mac(), f.mac()))
 		}
 		l = append(l, familyIfaceBody(c, &f, "nxos")...)
+		return l
+	})
+}
+
+// showIfaces emits body(f) for the interface named by the arguments, or
+// for every one.
+func (c *session) showIfaces(in *invocation, body func(f iface) []string) {
+	_, ifs := c.snapshotIfaces()
+	if len(in.args) > 0 {
+		c.s.mu.Lock()
+		f := c.s.dev.findIface(in.rest)
+		c.s.mu.Unlock()
+		if f == nil {
+			c.invalidArg(in, 0)
+			return
+		}
+		ifs = slices.DeleteFunc(ifs, func(g iface) bool { return g.name() != f.name() })
+	}
+	var l []string
+	for _, f := range ifs {
+		l = append(l, body(f)...)
 	}
 	c.emit(l)
 }
 
-// selectIfaces picks the interface named by the arguments, or all.
-func (c *conn) selectIfaces(in *invocation, ifs []iface) ([]iface, bool) {
-	if len(in.args) == 0 {
-		return ifs, true
-	}
-	c.s.mu.Lock()
-	f := c.s.dev.findIface(in.rest)
-	c.s.mu.Unlock()
-	if f == nil {
-		c.invalidArg(in, 0)
-		return nil, false
-	}
-	for _, g := range ifs {
-		if g.name() == f.name() {
-			return []iface{g}, true
-		}
-	}
-	return nil, false
-}
-
 // familyIfaceBody is the part of a detailed interface listing after the
 // first lines: address, MTU, duplex and counters, worded per vendor.
-func familyIfaceBody(c *conn, f *iface, v string) []string {
+func familyIfaceBody(c *session, f *iface, v string) []string {
 	var l []string
 	add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
 	if f.desc != "" {
@@ -350,7 +268,7 @@ type routeEntry struct {
 // routes returns the routing table: a static default via 10.0.0.2 when
 // the first interface is up, then the connected and local routes of every
 // up interface with an address.
-func (c *conn) routes() []routeEntry {
+func (c *session) routes() []routeEntry {
 	_, ifs := c.snapshotIfaces()
 	var r []routeEntry
 	if ifs[0].up() {
@@ -368,7 +286,7 @@ func (c *conn) routes() []routeEntry {
 	return r
 }
 
-func nxosShowIPRoute(c *conn, in *invocation) {
+func nxosShowIPRoute(c *session, in *invocation) {
 	l := []string{
 		`IP Route Table for VRF "default"`,
 		`'*' denotes best ucast next-hop`,
@@ -391,7 +309,7 @@ func nxosShowIPRoute(c *conn, in *invocation) {
 	c.emit(l)
 }
 
-func ifaceAddr(c *conn, name string) string {
+func ifaceAddr(c *session, name string) string {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	if f := c.s.dev.findIface(name); f != nil && f.addr.IsValid() {
@@ -400,12 +318,8 @@ func ifaceAddr(c *conn, name string) string {
 	return ""
 }
 
-func nxosReload(c *conn, in *invocation) {
-	ans, err := c.readLine("This command will reboot the system. (y/n)?  [n] ", true, true)
-	if err != nil {
-		return
-	}
-	if a := strings.ToLower(strings.TrimSpace(ans)); a == "" || a[0] != 'y' {
+func nxosReload(c *session, in *invocation) {
+	if a, err := c.ask("This command will reboot the system. (y/n)?  [n] "); err != nil || a == "" || a[0] != 'y' {
 		return
 	}
 	c.line("")
@@ -413,110 +327,102 @@ func nxosReload(c *conn, in *invocation) {
 	c.closing = true
 }
 
-// familyCopy is "copy running-config startup-config" of NX-OS and EOS
-// (no question asked) and of FRR.
-func familyCopy(c *conn, in *invocation) {
-	switch c.d.name {
-	case "nxos":
-		c.emit([]string{"[########################################] 100%", "Copy complete, now saving to disk (please wait)...", "Copy complete."})
-	case "frr":
-		c.emit([]string{"Building Configuration...", "Configuration saved to /etc/frr/frr.conf", "[OK]"})
-	default:
-		c.emit([]string{"Copy completed successfully."})
-	}
-}
-
 // showRunningFamily is "show running-config" of NX-OS, EOS and FRR.
-func showRunningFamily(c *conn, in *invocation) {
-	host, ifs := c.snapshotIfaces()
-	var l []string
-	switch c.d.name {
-	case "nxos":
-		l = append(l, "", "!Command: show running-config", "!Running configuration last done at: Mon Jun  2 09:12:44 2025", "", "version 10.3(4a) Bios:version 07.69",
-			"hostname "+host, "feature ospf", "feature interface-vlan", "",
-			"username "+c.s.cfg.Username+" password 5 $5$devsim$c2ltdWxhdGVkLW5vdC1hLWhhc2g  role network-admin",
-			"ip domain-lookup", "", "ip route 0.0.0.0/0 10.0.0.2", "")
-	case "eos":
-		l = append(l, "! Command: show running-config", "! device: "+host+" (vEOS-lab, EOS-4.31.2F-sim)", "!",
-			"no aaa root", "!", "username "+c.s.cfg.Username+" privilege 15 role network-admin secret sha512 $6$devsim$c2ltdWxhdGVk", "!",
-			"hostname "+host, "!", "spanning-tree mode mstp", "!")
-	case "frr":
-		l = append(l, "Building configuration...", "", "Current configuration:", "!", "frr version 9.1", "frr defaults traditional",
-			"hostname "+host, "log syslog informational", "service integrated-vtysh-config", "!", "ip route 0.0.0.0/0 10.0.0.2", "!")
+func showRunningFamily(v string) func(c *session, in *invocation) {
+	return func(c *session, in *invocation) {
+		host, ifs := c.snapshotIfaces()
+		var l []string
+		switch v {
+		case "nxos":
+			l = append(l, "", "!Command: show running-config", "!Running configuration last done at: Mon Jun  2 09:12:44 2025", "", "version 10.3(4a) Bios:version 07.69",
+				"hostname "+host, "feature ospf", "feature interface-vlan", "",
+				"username "+c.s.cfg.Username+" password 5 $5$devsim$c2ltdWxhdGVkLW5vdC1hLWhhc2g  role network-admin",
+				"ip domain-lookup", "", "ip route 0.0.0.0/0 10.0.0.2", "")
+		case "eos":
+			l = append(l, "! Command: show running-config", "! device: "+host+" (vEOS-lab, EOS-4.31.2F-sim)", "!",
+				"no aaa root", "!", "username "+c.s.cfg.Username+" privilege 15 role network-admin secret sha512 $6$devsim$c2ltdWxhdGVk", "!",
+				"hostname "+host, "!", "spanning-tree mode mstp", "!")
+		case "frr":
+			l = append(l, "Building configuration...", "", "Current configuration:", "!", "frr version 9.1", "frr defaults traditional",
+				"hostname "+host, "log syslog informational", "service integrated-vtysh-config", "!", "ip route 0.0.0.0/0 10.0.0.2", "!")
+		}
+		for _, f := range ifs {
+			l = append(l, "interface "+f.name())
+			if f.desc != "" {
+				l = append(l, "  description "+f.desc)
+			}
+			if v == "nxos" && !f.loopback {
+				l = append(l, "  no switchport")
+			}
+			if f.addr.IsValid() {
+				l = append(l, "  ip address "+f.addr.String())
+			}
+			if f.shutdown {
+				l = append(l, "  shutdown")
+			} else if v == "nxos" {
+				l = append(l, "  no shutdown")
+			}
+			if v != "nxos" {
+				l = append(l, "!")
+			} else {
+				l = append(l, "")
+			}
+		}
+		switch v {
+		case "eos":
+			l = append(l, "ip routing", "!", "ip route 0.0.0.0/0 10.0.0.2", "!", "end")
+		case "frr":
+			l = append(l, "router ospf", " ospf router-id 10.255.255.1", " network 10.0.0.0/30 area 0", "exit", "!", "line vty", "!", "end")
+		default:
+			l = append(l, "router ospf 1", "  router-id 10.255.255.1", "line console", "line vty", "")
+		}
+		c.emit(l)
 	}
-	for _, f := range ifs {
-		l = append(l, "interface "+f.name())
-		if f.desc != "" {
-			l = append(l, "  description "+f.desc)
-		}
-		if c.d.name == "nxos" && !f.loopback {
-			l = append(l, "  no switchport")
-		}
-		if f.addr.IsValid() {
-			l = append(l, "  ip address "+f.addr.String())
-		}
-		if f.shutdown {
-			l = append(l, "  shutdown")
-		} else if c.d.name == "nxos" {
-			l = append(l, "  no shutdown")
-		}
-		if c.d.name != "nxos" {
-			l = append(l, "!")
-		} else {
-			l = append(l, "")
-		}
-	}
-	switch c.d.name {
-	case "eos":
-		l = append(l, "ip routing", "!", "ip route 0.0.0.0/0 10.0.0.2", "!", "end")
-	case "frr":
-		l = append(l, "router ospf", " ospf router-id 10.255.255.1", " network 10.0.0.0/30 area 0", "exit", "!", "line vty", "!", "end")
-	default:
-		l = append(l, "router ospf 1", "  router-id 10.255.255.1", "line console", "line vty", "")
-	}
-	c.emit(l)
 }
 
 // ---- Arista EOS ----
 
-func newEOS() *dialect {
-	d := iosShapes(&dialect{name: "eos", pager: " --More-- ", noMorePipe: true})
-	d.banner = func(host string, color bool) string {
-		return "\n" + host + ": EOS-like switch of the termhost device simulator (loopback lab)\n\n"
-	}
-	d.usernamePrompt = "%s login: "
-	d.loginFailed = []string{"", "Login incorrect"}
-	d.loginTooMany = ""
-	d.motd = func(c *conn) string { return "Last login: Mon Jun  2 09:12:44 2025 from 10.0.0.2\n" }
-	d.pagerErase = func(p string) string {
-		return strings.Repeat("\b", len(p)) + strings.Repeat(" ", len(p)) + strings.Repeat("\b", len(p))
-	}
-	d.errLines = caretErrors("% Invalid input", "% Incomplete command", "% Ambiguous command")
+func newEOS() *profile {
 	ifaceArg := "WORD  Interface name, e.g. Ethernet1, et2, Loopback0"
-	show := []*command{
-		{name: "clock", help: "System time", run: showClock},
-		{name: "interfaces", help: "Details related to interfaces", args: argOptional, argHelp: ifaceArg, run: eosShowInterfaces},
-		{name: "ip", help: "Details related to IPv4", sub: []*command{
-			{name: "interface", help: "IP interface status and configuration", sub: []*command{
-				{name: "brief", help: "IP interface status and configuration summary", run: eosShowIPIntBrief},
+	return iosFamily{
+		ifaceArg:  ifaceArg,
+		doHelp:    "Run an exec command",
+		prefixLen: true,
+		show: []*command{
+			{name: "clock", help: "System time", run: showClock},
+			{name: "interfaces", help: "Details related to interfaces", args: argOptional, argHelp: ifaceArg, run: eosShowInterfaces},
+			{name: "ip", help: "Details related to IPv4", sub: []*command{
+				{name: "interface", help: "IP interface status and configuration", sub: []*command{
+					{name: "brief", help: "IP interface status and configuration summary", run: eosShowIPIntBrief},
+				}},
+				{name: "route", help: "IP routing table", run: eosShowIPRoute},
 			}},
-			{name: "route", help: "IP routing table", run: eosShowIPRoute},
-		}},
-		{name: "running-config", help: "Current operating configuration", priv: 15, run: showRunningFamily},
-		{name: "version", help: "Software and hardware versions", run: eosShowVersion},
-	}
-	familyTables(d, show, []*command{
-		{name: "copy", help: "Copy files from source to destination", priv: 15, sub: []*command{
-			{name: "running-config", help: "Copy running configuration", sub: []*command{
-				{name: "startup-config", help: "Copy to the startup configuration", run: familyCopy},
+			{name: "running-config", help: "Current operating configuration", priv: 15, run: showRunningFamily("eos")},
+			{name: "version", help: "Software and hardware versions", run: eosShowVersion},
+		},
+		exec: []*command{
+			copyRunStart("Copy files from source to destination", "Copy running configuration", "Copy to the startup configuration",
+				emitter("Copy completed successfully.")),
+			{name: "reload", help: "Reload the system", priv: 15, run: func(c *session, in *invocation) {
+				if reloadConfirmed(c) {
+					c.lines([]string{"Broadcast message from root@" + c.s.Hostname(), "        (unknown) at 9:30 ...", "", "The system is going down for reboot NOW!"})
+					c.closing = true
+				}
 			}},
-		}},
-		{name: "reload", help: "Reload the system", priv: 15, run: cmdReload},
-	}, ifaceArg)
-	return d
+		},
+	}.profile(&profile{
+		pager: " --More-- ", noMorePipe: true,
+		pagerErase:  strings.Repeat("\b", 10) + strings.Repeat(" ", 10) + strings.Repeat("\b", 10),
+		banner:      "\n{host}: EOS-like switch of the termhost device simulator (loopback lab)\n\n",
+		userPrompt:  "{host} login: ",
+		loginFailed: []string{"", "Login incorrect"},
+		loginClosed: []string{"", "Login incorrect"},
+		motd:        "Last login: Mon Jun  2 09:12:44 2025 from 10.0.0.2\n",
+		errs:        caretErrors("% Invalid input", "% Incomplete command", "% Ambiguous command"),
+	})
 }
 
-func eosShowVersion(c *conn, in *invocation) {
+func eosShowVersion(c *session, in *invocation) {
 	c.emit([]string{
 		"DevSim EOS-like vEOS-lab",
 		"Hardware version: ",
@@ -535,14 +441,8 @@ func eosShowVersion(c *conn, in *invocation) {
 	})
 }
 
-func eosShowInterfaces(c *conn, in *invocation) {
-	_, ifs := c.snapshotIfaces()
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	for _, f := range sel {
+func eosShowInterfaces(c *session, in *invocation) {
+	c.showIfaces(in, func(f iface) (l []string) {
 		st, proto := f.status()
 		tail := " (connected)"
 		switch {
@@ -560,11 +460,11 @@ func eosShowInterfaces(c *conn, in *invocation) {
 			l = append(l, fmt.Sprintf("  Hardware is Ethernet, address is %s (bia %s)", f.mac(), f.mac()))
 		}
 		l = append(l, familyIfaceBody(c, &f, "eos")...)
-	}
-	c.emit(l)
+		return l
+	})
 }
 
-func eosShowIPIntBrief(c *conn, in *invocation) {
+func eosShowIPIntBrief(c *session, in *invocation) {
 	_, ifs := c.snapshotIfaces()
 	l := []string{
 		"                                                                        Address",
@@ -582,7 +482,7 @@ func eosShowIPIntBrief(c *conn, in *invocation) {
 	c.emit(l)
 }
 
-func eosShowIPRoute(c *conn, in *invocation) {
+func eosShowIPRoute(c *session, in *invocation) {
 	l := []string{
 		"",
 		"VRF: default",
@@ -609,63 +509,46 @@ func eosShowIPRoute(c *conn, in *invocation) {
 
 // ---- FRRouting vty ----
 
-func newFRR() *dialect {
-	d := iosShapes(&dialect{name: "frr", pager: " --More-- ", noUsername: true})
-	d.enableFailed = "% Bad enable passwords, too many failures!"
-	d.banner = func(host string, color bool) string {
-		return "\nHello, this is FRRouting (version 9.1).\nCopyright 1996-2005 Kunihiro Ishiguro, et al.\n\n"
-	}
-	d.loginHeader = "\nUser Access Verification\n\n"
-	d.loginFailed = []string{}
-	d.loginTooMany = "% Bad passwords, too many failures!"
-	d.errLines = func(c *conn, kind errKind, caretBase, line string, pos int) []string {
-		switch kind {
-		case errIncomplete:
-			return []string{"% Command incomplete: " + line}
-		case errAmbiguous:
-			return []string{"% Ambiguous command: " + line}
-		}
-		return []string{"% Unknown command: " + line}
-	}
-	ifaceArg := "IFNAME  Interface name, e.g. eth0, lo"
-	show := []*command{
-		{name: "interface", help: "Interface status and configuration", args: argOptional, argHelp: ifaceArg, run: frrShowInterface},
-		{name: "ip", help: "IP information", sub: []*command{
-			{name: "route", help: "IP routing table", run: frrShowIPRoute},
-		}},
-		{name: "running-config", help: "running configuration (same as write terminal)", run: showRunningFamily},
-		{name: "version", help: "Displays zebra version", run: frrShowVersion},
-	}
-	familyTables(d, show, []*command{
-		{name: "copy", help: "Copy from one file to another", priv: 15, sub: []*command{
-			{name: "running-config", help: "Copy running configuration", sub: []*command{
-				{name: "startup-config", help: "Copy to the startup configuration", run: familyCopy},
+func newFRR() *profile {
+	save := emitter("Building Configuration...", "Configuration saved to /etc/frr/frr.conf", "[OK]")
+	return iosFamily{
+		ifaceArg:  "IFNAME  Interface name, e.g. eth0, lo",
+		doHelp:    "Run an exec command",
+		prefixLen: true,
+		show: []*command{
+			{name: "interface", help: "Interface status and configuration", args: argOptional, argHelp: "IFNAME  Interface name, e.g. eth0, lo", run: frrShowInterface},
+			{name: "ip", help: "IP information", sub: []*command{
+				{name: "route", help: "IP routing table", run: frrShowIPRoute},
 			}},
-		}},
-		{name: "write", help: "Write running configuration to memory, network, or terminal", priv: 15, sub: []*command{
-			{name: "memory", help: "Write configuration to the file (same as write file)", run: familyCopy},
-		}},
-	}, ifaceArg)
-	return d
+			{name: "running-config", help: "running configuration (same as write terminal)", run: showRunningFamily("frr")},
+			{name: "version", help: "Displays zebra version", run: frrShowVersion},
+		},
+		exec: []*command{
+			copyRunStart("Copy from one file to another", "Copy running configuration", "Copy to the startup configuration", save),
+			writeMemory("Write configuration to the file (same as write file)", save),
+		},
+	}.profile(&profile{
+		pager:        " --More-- ",
+		enableFailed: "% Bad enable passwords, too many failures!",
+		banner:       "\nHello, this is FRRouting (version 9.1).\nCopyright 1996-2005 Kunihiro Ishiguro, et al.\n\n",
+		loginHeader:  "\nUser Access Verification\n\n",
+		loginClosed:  []string{"% Bad passwords, too many failures!"},
+		errs: [4][]string{{"% Unknown command: {line}"}, {"% Command incomplete: {line}"}, {"% Ambiguous command: {line}"},
+			{"% Unknown command: {line}"}},
+	})
 }
 
-func frrShowVersion(c *conn, in *invocation) {
+func frrShowVersion(c *session, in *invocation) {
 	c.emit([]string{
-		"FRRouting 9.1 (" + c.hostname() + ") on Linux(6.1.0-21-amd64).",
+		"FRRouting 9.1 (" + c.s.Hostname() + ") on Linux(6.1.0-21-amd64).",
 		"Copyright 1996-2005 Kunihiro Ishiguro, et al.",
 		"configured with:",
 		"    '--prefix=/usr' '--sysconfdir=/etc' '--localstatedir=/var' '--enable-vtysh' '--enable-multipath=64'",
 	})
 }
 
-func frrShowInterface(c *conn, in *invocation) {
-	_, ifs := c.snapshotIfaces()
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	for _, f := range sel {
+func frrShowInterface(c *session, in *invocation) {
+	c.showIfaces(in, func(f iface) (l []string) {
 		st := "up"
 		if !f.up() {
 			st = "down"
@@ -673,11 +556,11 @@ func frrShowInterface(c *conn, in *invocation) {
 		l = append(l, fmt.Sprintf("Interface %s is %s, line protocol is %s", f.name(), st, st))
 		l = append(l, "  Link ups:       1    last: 2025/03/06 05:13:00.00", "  Link downs:     0    last: (never)", "  vrf: default")
 		l = append(l, familyIfaceBody(c, &f, "frr")...)
-	}
-	c.emit(l)
+		return l
+	})
 }
 
-func frrShowIPRoute(c *conn, in *invocation) {
+func frrShowIPRoute(c *session, in *invocation) {
 	l := []string{
 		"Codes: K - kernel route, C - connected, L - local, S - static,",
 		"       R - RIP, O - OSPF, I - IS-IS, B - BGP, E - EIGRP, N - NHRP,",

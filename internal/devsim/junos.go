@@ -9,45 +9,42 @@ import (
 // "user@host# " configuration mode under an "[edit ...]" banner, candidate
 // configuration with commit, "---(more N%)---" pager.
 
-func newJunos() *dialect {
-	d := &dialect{name: "junos", startPriv: 15, noMorePipe: true}
-	d.banner = func(host string, color bool) string { return "\n" + host + " (ttyp0)\n\n" }
-	d.usernamePrompt, d.passwordPrompt = "login: ", "Password:"
-	d.loginFailed = []string{"Login incorrect"}
-	d.motd = func(c *conn) string {
-		return "\n--- Junos-like OS 21.4R3-S2-sim (termhost device simulator)\n"
+// junos is the per-session state of the Junos personality.
+type junos struct {
+	tree
+	path  string // the hierarchy level being edited ("interfaces ge-0/0/1")
+	dirty bool   // uncommitted configuration changes
+}
+
+func (j *junos) prompt(c *session) string {
+	who := c.loginName() + "@" + c.s.Hostname()
+	if c.mode == modeExec {
+		return who + "> "
 	}
-	d.prompt = func(c *conn) string {
-		who := c.loginName() + "@" + c.hostname()
-		if c.mode == modeExec {
-			return who + "> "
-		}
-		path := ""
-		if c.curIf != "" {
-			path = " " + c.curIf
-		}
-		return "\n[edit" + path + "]\n" + who + "# "
+	path := ""
+	if j.path != "" {
+		path = " " + j.path
 	}
-	d.pagerFn = func(pct int) string { return fmt.Sprintf("---(more %d%%)---", pct) }
-	d.errLines = func(c *conn, kind errKind, caretBase, line string, pos int) []string {
-		switch kind {
-		case errAmbiguous:
-			end := pos
-			for end < len(line) && line[end] != ' ' {
-				end++
-			}
-			return []string{caret(caretBase, pos), "'" + line[pos:end] + "' is ambiguous."}
-		case errIncomplete:
-			return []string{caret(caretBase, pos), "syntax error, expecting <command>."}
-		}
-		if pos <= len(line) && strings.TrimSpace(line[:pos]) == "" {
-			return []string{caret(caretBase, pos), "unknown command."}
-		}
-		return []string{caret(caretBase, pos), "syntax error, expecting <command>."}
+	return "\n[edit" + path + "]\n" + who + "# "
+}
+
+// end does nothing: ^Z does not leave configuration mode.
+func (j *junos) end(c *session) {}
+
+func junosOf(c *session) *junos { return c.p.(*junos) }
+
+func newJunos() *profile {
+	syntax := "syntax error, expecting <command>."
+	d := &profile{newState: func() personality { return &junos{} }, privileged: true, noMorePipe: true,
+		banner:     "\n{host} (ttyp0)\n\n",
+		userPrompt: "login: ", passPrompt: "Password:",
+		loginFailed: []string{"Login incorrect"},
+		loginClosed: []string{"Login incorrect"},
+		motd:        "\n--- Junos-like OS 21.4R3-S2-sim (termhost device simulator)\n",
+		pager:       "---(more {pct}%)---",
+		errs:        [4][]string{{"{^}", syntax}, {"{^}", syntax}, {"{^}", "'{word}' is ambiguous."}, {"{^}", "unknown command."}},
+		helpTitles:  [3]string{"Possible completions:", "Possible completions:", "Possible completions:"},
 	}
-	d.endConfig = func(c *conn) {}
-	d.goodbye = ""
-	d.execHelpTitle, d.configHelpTitle, d.configIfHelpTitle = "Possible completions:", "Possible completions:", "Possible completions:"
 
 	ifaceArg := "<interface-name>  Name of physical or logical interface, or terse"
 	show := []*command{
@@ -84,24 +81,25 @@ func newJunos() *dialect {
 		{name: "exit", help: "Exit from this level", args: argOptional, argHelp: "configuration-mode", run: junosExit},
 		{name: "quit", help: "Quit from this level", args: argOptional, argHelp: "configuration-mode", run: junosExit},
 		{name: "rollback", help: "Roll back to previous committed configuration", args: argOptional, argHelp: "<number>", run: junosRollback},
-		{name: "run", help: "Run an operational-mode command", args: argRequired, raw: true, argHelp: "<command>", run: junosRun},
+		{name: "run", help: "Run an operational-mode command", args: argRequired, raw: true, argHelp: "<command>", run: cmdDo},
 		{name: "set", help: "Set a parameter", args: argRequired, raw: true, argHelp: "<statement>", run: junosSet},
 		{name: "show", help: "Show a parameter", args: argOptional, raw: true, run: junosShowConfig},
-		{name: "top", help: "Exit to top level of configuration", run: func(c *conn, in *invocation) { c.curIf = "" }},
+		{name: "top", help: "Exit to top level of configuration", run: func(c *session, in *invocation) { junosOf(c).path = "" }},
 		{name: "up", help: "Exit one level of configuration", run: junosUp},
 	}
 	d.configIf = d.config
 	return d
 }
 
-func junosConfigure(c *conn, in *invocation) {
+func junosConfigure(c *session, in *invocation) {
 	c.line("Entering configuration mode")
-	c.mode, c.curIf = modeConfig, ""
+	c.mode, junosOf(c).path = modeConfig, ""
 }
 
-func junosSet(c *conn, in *invocation) {
-	c.dirty = true
-	f := strings.Fields(c.curIf + " " + in.rest)
+func junosSet(c *session, in *invocation) {
+	j := junosOf(c)
+	j.dirty = true
+	f := strings.Fields(j.path + " " + in.rest)
 	// Apply interface descriptions so that "show interfaces" follows.
 	if len(f) >= 4 && f[0] == "interfaces" && f[2] == "description" && strings.HasPrefix(c.curLine, "set") {
 		c.s.mu.Lock()
@@ -112,40 +110,40 @@ func junosSet(c *conn, in *invocation) {
 	}
 }
 
-func junosEdit(c *conn, in *invocation) {
-	c.curIf = strings.TrimSpace(c.curIf + " " + strings.Join(in.args, " "))
+func junosEdit(c *session, in *invocation) {
+	j := junosOf(c)
+	j.path = strings.TrimSpace(j.path + " " + strings.Join(in.args, " "))
 }
 
-func junosUp(c *conn, in *invocation) {
-	f := strings.Fields(c.curIf)
+func junosUp(c *session, in *invocation) {
+	j := junosOf(c)
+	f := strings.Fields(j.path)
 	if len(f) == 0 {
 		c.line("Exiting configuration mode")
 		c.mode = modeExec
 		return
 	}
-	c.curIf = strings.Join(f[:len(f)-1], " ")
+	j.path = strings.Join(f[:len(f)-1], " ")
 }
 
-func junosExit(c *conn, in *invocation) {
-	if len(in.args) == 0 && c.curIf != "" {
+func junosExit(c *session, in *invocation) {
+	j := junosOf(c)
+	if len(in.args) == 0 && j.path != "" {
 		junosUp(c, in)
 		return
 	}
-	if c.dirty {
+	if j.dirty {
 		c.line("The configuration has been changed but not committed")
-		ans, err := c.readLine("Exit with uncommitted changes? [yes,no] (yes) ", true, true)
-		if err != nil {
-			return
-		}
-		if a := strings.ToLower(strings.TrimSpace(ans)); a != "" && !strings.HasPrefix("yes", a) {
+		a, err := c.ask("Exit with uncommitted changes? [yes,no] (yes) ")
+		if err != nil || a != "" && !strings.HasPrefix("yes", a) {
 			return
 		}
 	}
 	c.line("Exiting configuration mode")
-	c.mode, c.curIf = modeExec, ""
+	c.mode, j.path = modeExec, ""
 }
 
-func junosCommit(c *conn, in *invocation) {
+func junosCommit(c *session, in *invocation) {
 	arg := ""
 	if len(in.args) > 0 {
 		arg = strings.ToLower(in.args[0])
@@ -166,38 +164,30 @@ func junosCommit(c *conn, in *invocation) {
 			"commit complete", "", "# commit confirmed will be rolled back in " + mins + " minutes"})
 	case strings.HasPrefix("and-quit", arg):
 		c.emit([]string{"commit complete", "Exiting configuration mode"})
-		c.mode, c.curIf = modeExec, ""
+		c.mode, junosOf(c).path = modeExec, ""
 	default:
 		c.invalidArg(in, 0)
 		return
 	}
-	c.dirty = false
+	junosOf(c).dirty = false
 }
 
-func junosRollback(c *conn, in *invocation) {
+func junosRollback(c *session, in *invocation) {
 	c.line("load complete")
-	c.dirty = false
+	junosOf(c).dirty = false
 }
 
-func junosRun(c *conn, in *invocation) {
-	c.dispatch(in.rest, c.d.exec, in.caretBase+strings.Repeat(" ", in.restPos))
-}
-
-func junosReboot(c *conn, in *invocation) {
-	ans, err := c.readLine("Reboot the system ? [yes,no] (no) ", true, true)
-	if err != nil {
-		return
-	}
-	if a := strings.ToLower(strings.TrimSpace(ans)); a == "" || !strings.HasPrefix("yes", a) {
+func junosReboot(c *session, in *invocation) {
+	if a, err := c.ask("Reboot the system ? [yes,no] (no) "); err != nil || a == "" || !strings.HasPrefix("yes", a) {
 		return
 	}
 	c.emit([]string{"", "Shutdown NOW!", "[pid 4242]"})
 	c.closing = true
 }
 
-func junosShowVersion(c *conn, in *invocation) {
+func junosShowVersion(c *session, in *invocation) {
 	c.emit([]string{
-		"Hostname: " + c.hostname(),
+		"Hostname: " + c.s.Hostname(),
 		"Model: vsrx-sim",
 		"Junos: 21.4R3-S2-sim",
 		"Junos-like OS of the termhost device simulator [21.4R3-S2-sim]",
@@ -207,7 +197,7 @@ func junosShowVersion(c *conn, in *invocation) {
 	})
 }
 
-func junosShowUptime(c *conn, in *invocation) {
+func junosShowUptime(c *session, in *invocation) {
 	now := c.s.now()
 	c.emit([]string{
 		"Current time: " + now.Format("2006-01-02 15:04:05 MST"),
@@ -218,7 +208,7 @@ func junosShowUptime(c *conn, in *invocation) {
 	})
 }
 
-func junosShowInterfaces(c *conn, in *invocation) {
+func junosShowInterfaces(c *session, in *invocation) {
 	_, ifs := c.snapshotIfaces()
 	if len(in.args) == 1 && strings.HasPrefix("terse", strings.ToLower(in.args[0])) && len(in.args[0]) >= 2 {
 		l := []string{"Interface               Admin Link Proto    Local                 Remote"}
@@ -238,13 +228,8 @@ func junosShowInterfaces(c *conn, in *invocation) {
 		c.emit(l)
 		return
 	}
-	sel, ok := c.selectIfaces(in, ifs)
-	if !ok {
-		return
-	}
-	var l []string
-	add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
-	for _, f := range sel {
+	c.showIfaces(in, func(f iface) (l []string) {
+		add := func(format string, a ...any) { l = append(l, fmt.Sprintf(format, a...)) }
 		en, link := "Enabled", "Up"
 		if f.shutdown {
 			en = "Administratively down"
@@ -288,11 +273,11 @@ func junosShowInterfaces(c *conn, in *invocation) {
 			add("        Destination: %s, Local: %s", f.addr.Masked(), f.addr.Addr())
 		}
 		add("")
-	}
-	c.emit(l)
+		return l
+	})
 }
 
-func junosShowRoute(c *conn, in *invocation) {
+func junosShowRoute(c *session, in *invocation) {
 	rs := c.routes()
 	l := []string{"",
 		fmt.Sprintf("inet.0: %d destinations, %d routes (%d active, 0 holddown, 0 hidden)", len(rs), len(rs), len(rs)),
@@ -310,7 +295,7 @@ func junosShowRoute(c *conn, in *invocation) {
 	c.emit(l)
 }
 
-func junosShowConfig(c *conn, in *invocation) {
+func junosShowConfig(c *session, in *invocation) {
 	host, ifs := c.snapshotIfaces()
 	l := []string{"## Last commit: 2025-06-02 09:12:44 UTC by " + c.s.cfg.Username,
 		"version 21.4R3-S2-sim;", "system {", "    host-name " + host + ";",
@@ -332,12 +317,4 @@ func junosShowConfig(c *conn, in *invocation) {
 	}
 	l = append(l, "}", "routing-options {", "    static {", "        route 0.0.0.0/0 next-hop 10.0.0.2;", "    }", "}")
 	c.emit(l)
-}
-
-// loginName is the logged-in user, or the configured one without login.
-func (c *conn) loginName() string {
-	if c.user != "" {
-		return c.user
-	}
-	return c.s.cfg.Username
 }

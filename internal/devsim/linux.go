@@ -9,27 +9,30 @@ import (
 // Linux personality: a Debian-like login and a tiny shell with a bash-like
 // prompt ("user@host:~$ ", "root@host:~# "), no pager, exit codes.
 
-func newLinux() *dialect {
-	d := &dialect{name: "linux", noPager: true}
-	d.banner = func(host string, color bool) string { return "\nDebian GNU/Linux 12\n\n" }
-	d.usernamePrompt, d.passwordPrompt = "%s login: ", "Password: "
-	d.loginFailed = []string{"", "Login incorrect"}
-	d.motd = func(c *conn) string {
-		return "Linux " + c.hostname() + " 6.1.0-21-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.90-1 (2024-05-03) x86_64\n\n" +
-			"This is a simulated host of the termhost device simulator.\n" +
-			"Last login: Mon Jun  2 09:12:44 UTC 2025 from 10.0.0.2 on pts/0\n"
-	}
-	d.prompt = func(c *conn) string {
-		if c.priv >= 15 {
-			return "root@" + c.hostname() + ":~# "
-		}
-		return c.loginName() + "@" + c.hostname() + ":~$ "
-	}
-	d.run = linuxRun
-	return d
+// linux is the per-session state of the Linux personality.
+type linux struct {
+	status int // exit status of the last command ($?)
 }
 
-func linuxRun(c *conn, line string) {
+func (l *linux) prompt(c *session) string { return c.stdPrompt() }
+
+// end does nothing: the shell has no configuration mode.
+func (l *linux) end(c *session) {}
+
+func newLinux() *profile {
+	return &profile{newState: func() personality { return &linux{} }, noPager: true,
+		banner:     "\nDebian GNU/Linux 12\n\n",
+		userPrompt: "{host} login: ", passPrompt: "Password: ",
+		loginFailed: []string{"", "Login incorrect"},
+		loginClosed: []string{"", "Login incorrect"},
+		motd: "Linux {host} 6.1.0-21-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.90-1 (2024-05-03) x86_64\n\n" +
+			"This is a simulated host of the termhost device simulator.\n" +
+			"Last login: Mon Jun  2 09:12:44 UTC 2025 from 10.0.0.2 on pts/0\n",
+		prompts: [4]string{"{user}@{host}:~$ ", "root@{host}:~# "},
+	}
+}
+
+func (sh *linux) run(c *session, line string) {
 	args := strings.Fields(line)
 	status := 0
 	out := func(l ...string) { c.emit(l) }
@@ -45,9 +48,9 @@ func linuxRun(c *conn, line string) {
 	case "echo":
 		var w []string
 		for _, a := range args[1:] {
-			a = strings.ReplaceAll(a, "$?", strconv.Itoa(c.exitCode))
+			a = strings.ReplaceAll(a, "$?", strconv.Itoa(sh.status))
 			a = strings.ReplaceAll(a, "$USER", user)
-			a = strings.ReplaceAll(a, "$HOSTNAME", c.hostname())
+			a = strings.ReplaceAll(a, "$HOSTNAME", c.s.Hostname())
 			w = append(w, strings.Trim(a, `"'`))
 		}
 		out(strings.Join(w, " "))
@@ -63,7 +66,7 @@ func linuxRun(c *conn, line string) {
 		c.line("logout")
 		c.closing = true
 	case "hostname":
-		out(c.hostname())
+		out(c.s.Hostname())
 	case "whoami":
 		out(user)
 	case "id":
@@ -85,11 +88,11 @@ func linuxRun(c *conn, line string) {
 		case len(args) == 1 || args[1] == "-s":
 			out("Linux")
 		case args[1] == "-a":
-			out("Linux " + c.hostname() + " 6.1.0-21-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.90-1 (2024-05-03) x86_64 GNU/Linux")
+			out("Linux " + c.s.Hostname() + " 6.1.0-21-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.90-1 (2024-05-03) x86_64 GNU/Linux")
 		case args[1] == "-r":
 			out("6.1.0-21-amd64")
 		case args[1] == "-n":
-			out(c.hostname())
+			out(c.s.Hostname())
 		default:
 			fail(1, "uname: invalid option -- '"+strings.TrimLeft(args[1], "-")+"'", "Try 'uname --help' for more information.")
 		}
@@ -152,7 +155,7 @@ func linuxRun(c *conn, line string) {
 		}
 		saved := c.priv
 		c.setPriv(15)
-		linuxRun(c, strings.Join(args[1:], " "))
+		sh.run(c, strings.Join(args[1:], " "))
 		c.setPriv(saved)
 		return
 	case "reboot":
@@ -160,16 +163,16 @@ func linuxRun(c *conn, line string) {
 			fail(1, "reboot: must be superuser.")
 			break
 		}
-		c.emit([]string{"", "Broadcast message from root@" + c.hostname() + " on pts/0 (Mon 2025-06-02 09:30:00 UTC):", "",
+		c.emit([]string{"", "Broadcast message from root@" + c.s.Hostname() + " on pts/0 (Mon 2025-06-02 09:30:00 UTC):", "",
 			"The system will reboot now!", ""})
 		c.closing = true
 	default:
 		fail(127, "sh: "+args[0]+": not found")
 	}
-	c.exitCode = status
+	sh.status = status
 }
 
-func linuxSeq(c *conn, args []string, status *int) {
+func linuxSeq(c *session, args []string, status *int) {
 	lo, hi := 1, 0
 	var err error
 	switch len(args) {
@@ -197,7 +200,7 @@ func linuxSeq(c *conn, args []string, status *int) {
 	c.emit(l)
 }
 
-func linuxIP(c *conn, args []string, status *int) {
+func linuxIP(c *session, args []string, status *int) {
 	obj := ""
 	if len(args) > 0 {
 		obj = args[0]

@@ -10,28 +10,36 @@ import (
 // ("[admin@host] /ip address> "), path commands ("/interface print"),
 // the "-- [Q quit|D dump|down]" pager and RouterOS error words.
 
-func newRouterOS() *dialect {
-	d := &dialect{name: "routeros", startPriv: 15, pager: "-- [Q quit|D dump|down]", pagerDump: 'd'}
-	d.banner = func(host string, color bool) string { return "\n" }
-	d.usernamePrompt, d.passwordPrompt = "Login: ", "Password: "
-	d.loginFailed = []string{"Login failed, incorrect username or password", ""}
-	d.motd = func(c *conn) string {
-		return "\n\n" +
+// routeros is the per-session state of the RouterOS personality.
+type routeros struct {
+	menu []string // the current menu path
+}
+
+func (r *routeros) prompt(c *session) string {
+	p := "[" + c.loginName() + "@" + c.s.Hostname() + "] "
+	if len(r.menu) > 0 {
+		p += "/" + strings.Join(r.menu, " ")
+	}
+	return p + "> "
+}
+
+// end does nothing: RouterOS has no configuration mode.
+func (r *routeros) end(c *session) {}
+
+func newRouterOS() *profile {
+	d := &profile{newState: func() personality { return &routeros{} }, privileged: true,
+		pager: "-- [Q quit|D dump|down]", pagerDump: 'd', pagerErase: "\r\x1b[K",
+		banner:     "\n",
+		userPrompt: "Login: ", passPrompt: "Password: ",
+		loginFailed: []string{"Login failed, incorrect username or password", ""},
+		loginClosed: []string{"Login failed, incorrect username or password", ""},
+		motd: "\n\n" +
 			"  RouterOS-like CLI of the termhost device simulator\n" +
 			"  RouterOS 7.14.3-sim (termhost devsim)\n\n" +
-			"Press F1 for help\n\n"
+			"Press F1 for help\n\n",
 	}
-	d.prompt = func(c *conn) string {
-		p := "[" + c.loginName() + "@" + c.hostname() + "] "
-		if len(c.menu) > 0 {
-			p += "/" + strings.Join(c.menu, " ")
-		}
-		return p + "> "
-	}
-	d.pagerErase = func(string) string { return "\r\x1b[K" }
-	d.run = routerosRun
-	printCmd := func(fn func(c *conn)) *command {
-		return &command{name: "print", help: "Print values of item properties", args: argOptional, argHelp: "without-paging|detail", run: func(c *conn, in *invocation) {
+	printCmd := func(fn func(c *session)) *command {
+		return &command{name: "print", help: "Print values of item properties", args: argOptional, argHelp: "without-paging|detail", run: func(c *session, in *invocation) {
 			for i, a := range in.args {
 				switch {
 				case strings.HasPrefix("without-paging", a) && len(a) > 1:
@@ -46,7 +54,7 @@ func newRouterOS() *dialect {
 		}}
 	}
 	d.exec = []*command{
-		{name: "export", help: "Print or save an export script", run: func(c *conn, in *invocation) { routerosExport(c) }},
+		{name: "export", help: "Print or save an export script", run: func(c *session, in *invocation) { routerosExport(c) }},
 		{name: "interface", help: "Interface configuration", sub: []*command{
 			{name: "ethernet", help: "Ethernet interfaces", sub: []*command{printCmd(routerosInterfaces)}},
 			printCmd(routerosInterfaces),
@@ -56,10 +64,10 @@ func newRouterOS() *dialect {
 			{name: "route", help: "Route management", sub: []*command{printCmd(routerosRoutes)}},
 		}},
 		{name: "log", help: "System logs", sub: []*command{printCmd(routerosLog)}},
-		{name: "quit", help: "Quit console", run: func(c *conn, in *invocation) { c.line("interrupted"); c.closing = true }},
+		{name: "quit", help: "Quit console", run: func(c *session, in *invocation) { c.line("interrupted"); c.closing = true }},
 		{name: "system", help: "System information and utilities", sub: []*command{
 			{name: "identity", help: "Router name", sub: []*command{
-				printCmd(func(c *conn) { c.emit([]string{"  name: " + c.hostname()}) }),
+				printCmd(func(c *session) { c.emit([]string{"  name: " + c.s.Hostname()}) }),
 				{name: "set", help: "Change item properties", args: argRequired, argHelp: "name=NAME", run: routerosSetIdentity},
 			}},
 			{name: "reboot", help: "Reboot the router", run: routerosReboot},
@@ -70,12 +78,12 @@ func newRouterOS() *dialect {
 }
 
 // routerosErr prints a RouterOS syntax error about column pos (0-based).
-func routerosErr(c *conn, msg string, pos int) {
+func routerosErr(c *session, msg string, pos int) {
 	c.line(fmt.Sprintf("%s (line 1 column %d)", msg, pos+1))
 }
 
-func routerosTable(c *conn, path []string) []*command {
-	t := c.d.exec
+func routerosTable(c *session, path []string) []*command {
+	t := c.pf.exec
 	for _, p := range path {
 		for _, cmd := range t {
 			if cmd.name == p {
@@ -87,12 +95,12 @@ func routerosTable(c *conn, path []string) []*command {
 	return t
 }
 
-func routerosRun(c *conn, line string) {
+func (r *routeros) run(c *session, line string) {
 	toks := tokenize(line)
 	if len(toks) == 0 {
 		return
 	}
-	path := append([]string(nil), c.menu...)
+	path := append([]string(nil), r.menu...)
 	if strings.HasPrefix(toks[0].text, "/") {
 		path = nil
 		toks[0].text = toks[0].text[1:]
@@ -144,10 +152,10 @@ func routerosRun(c *conn, line string) {
 		m.run(c, in)
 		return
 	}
-	c.menu = path
+	r.menu = path
 }
 
-func routerosInterfaces(c *conn) {
+func routerosInterfaces(c *session) {
 	_, ifs := c.snapshotIfaces()
 	l := []string{"Flags: R - RUNNING; X - DISABLED", "Columns: NAME, TYPE, ACTUAL-MTU, L2MTU, MAC-ADDRESS",
 		" #    NAME     TYPE       ACTUAL-MTU  L2MTU  MAC-ADDRESS      "}
@@ -171,7 +179,7 @@ func routerosInterfaces(c *conn) {
 	c.emit(l)
 }
 
-func routerosAddresses(c *conn) {
+func routerosAddresses(c *session) {
 	_, ifs := c.snapshotIfaces()
 	l := []string{"Flags: X - DISABLED", "Columns: ADDRESS, NETWORK, INTERFACE", "#   ADDRESS            NETWORK       INTERFACE"}
 	n := 0
@@ -189,7 +197,7 @@ func routerosAddresses(c *conn) {
 	c.emit(l)
 }
 
-func routerosRoutes(c *conn) {
+func routerosRoutes(c *session) {
 	l := []string{"Flags: D - DYNAMIC; A - ACTIVE; c - CONNECT, s - STATIC", "Columns: DST-ADDRESS, GATEWAY, DISTANCE",
 		"#     DST-ADDRESS      GATEWAY   DISTANCE"}
 	n := 0
@@ -205,7 +213,7 @@ func routerosRoutes(c *conn) {
 	c.emit(l)
 }
 
-func routerosResource(c *conn) {
+func routerosResource(c *session) {
 	up := c.s.uptime()
 	m := int64(up.Minutes())
 	c.emit([]string{
@@ -228,7 +236,7 @@ func routerosResource(c *conn) {
 }
 
 // routerosLog is a deterministic log of 200 entries (ten pages).
-func routerosLog(c *conn) {
+func routerosLog(c *session) {
 	_, ifs := c.snapshotIfaces()
 	start := DefaultClockStart.Add(-200 * 37 * time.Second)
 	var l []string
@@ -253,7 +261,7 @@ func routerosLog(c *conn) {
 	c.emit(l)
 }
 
-func routerosExport(c *conn) {
+func routerosExport(c *session) {
 	host, ifs := c.snapshotIfaces()
 	l := []string{"# 2025-06-02 09:30:00 by RouterOS 7.14.3-sim", "# software id = DSIM-0001", "#", "/interface ethernet"}
 	for _, f := range ifs {
@@ -279,7 +287,7 @@ func routerosExport(c *conn) {
 	c.emit(l)
 }
 
-func routerosSetIdentity(c *conn, in *invocation) {
+func routerosSetIdentity(c *session, in *invocation) {
 	v, ok := strings.CutPrefix(in.args[0], "name=")
 	if !ok || v == "" || len(in.args) > 1 {
 		routerosErr(c, "expected end of command", in.pos[0])
@@ -290,12 +298,12 @@ func routerosSetIdentity(c *conn, in *invocation) {
 	c.s.mu.Unlock()
 }
 
-func routerosReboot(c *conn, in *invocation) {
-	ans, err := c.readLine("Reboot, yes? [y/N]: ", true, true)
+func routerosReboot(c *session, in *invocation) {
+	a, err := c.ask("Reboot, yes? [y/N]: ")
 	if err != nil {
 		return
 	}
-	if a := strings.ToLower(strings.TrimSpace(ans)); a == "" || a[0] != 'y' {
+	if a == "" || a[0] != 'y' {
 		c.line("action cancelled")
 		return
 	}

@@ -115,7 +115,7 @@ type SessionInfo struct {
 // interface configuration).
 type Server struct {
 	cfg Config
-	d   *dialect
+	pf  *profile
 	l   net.Listener
 
 	start time.Time
@@ -140,7 +140,7 @@ func Listen(addr string, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = withDefaults(cfg)
-	mk, ok := dialects[strings.ToLower(cfg.Personality)]
+	mk, ok := profiles[strings.ToLower(cfg.Personality)]
 	if !ok {
 		return nil, fmt.Errorf("devsim: unknown personality %q (known: %s)", cfg.Personality, strings.Join(Personalities, ", "))
 	}
@@ -154,7 +154,7 @@ func Listen(addr string, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:   cfg,
-		d:     mk(),
+		pf:    mk(),
 		l:     l,
 		start: time.Now(),
 		done:  make(chan struct{}),
