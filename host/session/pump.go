@@ -52,7 +52,7 @@ func (s *Session) end(err error) {
 			err = errors.New("the session was stopped")
 		case errors.Is(err, io.EOF), errors.Is(err, syscall.EIO):
 			err = errors.New("the peer closed the connection")
-			if s.Peer.Command != "" {
+			if _, process := s.link.(link.Exiter); process {
 				err = errors.New("the process closed its terminal")
 			}
 		case errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrClosed):
