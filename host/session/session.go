@@ -109,8 +109,8 @@ type Config struct {
 	// Secrets are the secrets masked in every session (the Registry's;
 	// NewRegistry makes one when nil).
 	Secrets *SecretSet
-	// Programs is what PTY programs start with and inside (pty.go).
-	Programs Programs
+	// Plugins names the screen, shell and dialect plugins sessions get.
+	Plugins Plugins
 }
 
 func (c *Config) defaults() {
