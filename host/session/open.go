@@ -41,15 +41,13 @@ type Spec struct {
 	// Reopen, if set, starts the same thing again under the given id
 	// (Registry.Restart).
 	Reopen func(ctx context.Context, id string) (*Session, error)
-	// OnEvent, if set, sees each event the chain emits (raw JSON) before
-	// it is recorded; returning true consumes it.
-	OnEvent func(ev []byte) bool
-	// OnInput, if set, vets every Send before anything of it is written
-	// (SSH shells: command rules); an error refuses the whole input.
-	OnInput func(p []byte) error
-	// LineCheck, if set, checks each line as the screen shows it when
-	// Enter is pressed (linecheck.go); it needs a screen.
-	LineCheck *LineCheck
+	// Stages are the filters the session's traffic passes through besides
+	// the chain, in order (stage.go): an InputFunc vetting every Send (SSH
+	// shells: command rules), a LineCheck checking each line as the
+	// screen shows it at Enter (it needs a screen), an EventFunc seeing
+	// events before they are recorded. Open puts the masking of the
+	// server's secrets (MaskStage) first, for every session.
+	Stages []Stage
 	// Dial makes the link. It runs after the plugins are attached, so a
 	// plugin that cannot open costs no connection.
 	Dial func(ctx context.Context) (link.Link, error)
@@ -73,6 +71,10 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 		return nil, err
 	}
 	plugins, opts, err := r.chainFor(spec)
+	if err != nil {
+		return nil, err
+	}
+	stages, err := sortStages(append([]Stage{MaskStage(r.cfg.Secrets)}, spec.Stages...))
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +119,7 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	if screen != nil {
 		chain = chain[:len(chain)-1]
 	}
-	s := newSession(r.cfg, spec, l, chain, screen)
+	s := newSession(r.cfg, spec, stages, l, chain, screen)
 	if screen != nil {
 		s.reattachScreen = func() (Binding, error) { return attach(screenName, kind, opts) }
 	}

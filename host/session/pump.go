@@ -93,9 +93,9 @@ func (s *Session) release() {
 		locked = true
 		defer s.unlockChain()
 	}
-	if locked && len(s.mask.held) > 0 {
-		// What the masking held back is output too (the peer's last
-		// bytes): it stays readable, masked as far as can be told.
+	if locked && !s.heldSince().IsZero() {
+		// What the output stages held back is output too (the peer's
+		// last bytes): it stays readable, masked as far as can be told.
 		s.w.reset()
 		s.flushHeld()
 		s.w.run()

@@ -71,10 +71,6 @@ type walker struct {
 	markRing  uint64
 	markOut   int
 	markArena int
-	// The masking's state at the call's start, when secrets are masked:
-	// what Discard goes back to with the buffer.
-	markMask             bool
-	markRecent, markHeld []byte
 
 	screenOff uint64 // the buffer offset the screen has been fed up to
 	scratch   []byte
@@ -131,10 +127,7 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 // during it; it is retried elsewhere or given up).
 func (w *walker) Discard() {
 	w.s.buf.DiscardTo(w.markRing)
-	if w.markMask {
-		m := &w.s.mask
-		m.recent, m.held = append(m.recent[:0], w.markRecent...), append(m.held[:0], w.markHeld...)
-	}
+	w.s.restoreStages()
 	w.out = w.out[:w.markOut]
 	w.arena = w.arena[:w.markArena]
 	w.pend = w.pend[:0]
@@ -160,10 +153,7 @@ func (w *walker) begin(i int) {
 	w.cur = i
 	w.pend = w.pend[:0]
 	w.markRing, w.markOut, w.markArena = w.s.buf.End(), len(w.out), len(w.arena)
-	if w.markMask = w.s.cfg.Secrets.load() != nil; w.markMask {
-		m := &w.s.mask
-		w.markRecent, w.markHeld = append(w.markRecent[:0], m.recent...), append(w.markHeld[:0], m.held...)
-	}
+	w.s.saveStages()
 }
 
 // call runs one step: plugin i on data, then queues its emissions (and the

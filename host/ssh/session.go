@@ -34,10 +34,9 @@ type Options struct {
 	// recorded; returning true consumes it (exec channel data is consumed
 	// so it never crowds the session's event list).
 	OnEvent func(ev []byte) bool
-	// OnInput vets what is typed into the shell (session.Spec.OnInput).
+	// OnInput vets what is typed into the shell (a session.InputFunc).
 	OnInput func(p []byte) error
-	// LineCheck checks typed lines as the screen shows them
-	// (session.Spec.LineCheck).
+	// LineCheck checks typed lines as the screen shows them (a stage).
 	LineCheck *session.LineCheck
 	// Shell opens an interactive shell on a PTY channel, whose output is
 	// the session's output (SPEC SSH-9); without it the session only runs
@@ -109,12 +108,19 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 		hc.SetHostCall(o.HostCall)
 		return b, nil
 	}
+	stages := []session.Stage{session.EventFunc(onEvent)}
+	if o.OnInput != nil {
+		stages = append(stages, session.InputFunc(o.OnInput))
+	}
+	if o.LineCheck != nil {
+		stages = append(stages, o.LineCheck)
+	}
 	s, err := r.Open(ctx, withHostCall, session.Spec{
 		Kind: session.KindSSH, Name: o.Name, Owner: o.Owner,
 		Peer: session.Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
 		Plugins: append([]string{Plugin}, o.Plugins...), Screen: o.Shell, Dialect: o.Dialect,
-		OnEvent: onEvent, OnInput: o.OnInput, LineCheck: o.LineCheck,
+		Stages: stages,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, time.Until(deadline))
 		},
