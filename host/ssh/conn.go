@@ -1,7 +1,7 @@
 // Package ssh runs SSH for the tools: it opens SSH sessions (kind ssh;
-// Open speaks the ssh plugin's control protocol) from credentials, answers the ssh plugin's host calls (password,
-// signatures, host-key verdicts) so no secret enters the plugin beyond
-// what the protocol needs, runs commands on exec channels with their
+// Open speaks the ssh plugin's control protocol) from credentials,
+// answers the ssh plugin's host calls (password, signatures, host-key
+// verdicts) so no secret enters the plugin beyond what the protocol needs, runs commands on exec channels with their
 // stdout, stderr and exit status kept apart, and keeps the persistent
 // sessions of ssh_execute within the limits of SPEC SSH-1.
 package ssh
