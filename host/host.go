@@ -14,13 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/termhost/termhost/host/link/pty"
+	ptylink "github.com/termhost/termhost/host/link/pty"
 	"github.com/termhost/termhost/host/mcp"
 	"github.com/termhost/termhost/host/plugin"
 	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
-	"github.com/termhost/termhost/host/sshpool"
+	"github.com/termhost/termhost/host/ssh"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
@@ -65,7 +65,7 @@ type Config struct {
 	RulesFile       string
 	KnownHostsFile  string
 	UserKnownHosts  string
-	SSHLimits       sshpool.Limits
+	SSHLimits       ssh.Limits
 
 	// Programs started by termhost (launch_app, start_pty, restart_app,
 	// the shells). OwnEnv names termhost's own environment variables,
@@ -104,7 +104,7 @@ type Host struct {
 	SSH *SSH
 	// Containment is how programs are started (nil with NoPrograms):
 	// Mechanism and Sandboxed say what this machine allowed.
-	Containment *pty.Containment
+	Containment *ptylink.Containment
 
 	stopTrim, trimDone chan struct{}
 }
@@ -114,7 +114,7 @@ type SSH struct {
 	Creds    *secrets.Store
 	Rules    *policy.Store
 	HostKeys *secrets.HostKeys
-	Pool     *sshpool.Pool
+	Pool     *ssh.Pool
 }
 
 func (s *SSH) close() {
@@ -129,7 +129,7 @@ func (s *SSH) close() {
 // openSSH loads the SSH secrets and rules. A credentials or rules file
 // that does not load is logged, not fatal: the other tools still work, and
 // the ssh tools say why (a fix is picked up by the watcher).
-func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher, screen string) *SSH {
+func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher) *SSH {
 	log := cfg.Logger.With("component", "ssh")
 	credFile := cfg.CredentialsFile
 	if credFile == "" {
@@ -158,8 +158,8 @@ func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher, sc
 		log.Warn("rules will not be reloaded on change", "reason", err.Error())
 	}
 	hk := secrets.NewHostKeys(known, []string{cfg.UserKnownHosts}, log)
-	d := &sshpool.Dialer{Sessions: sessions, Attach: attach, Creds: creds, HostKeys: hk, Rules: rules, Screen: screen}
-	return &SSH{Creds: creds, Rules: rules, HostKeys: hk, Pool: sshpool.NewPool(d, cfg.SSHLimits)}
+	d := &ssh.Dialer{Sessions: sessions, Attach: attach, Creds: creds, HostKeys: hk, Rules: rules}
+	return &SSH{Creds: creds, Rules: rules, HostKeys: hk, Pool: ssh.NewPool(d, cfg.SSHLimits)}
 }
 
 // New loads plugins and builds the registries and the MCP server.
@@ -197,10 +197,23 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		plugins.Close()
 		return nil, err
 	}
+	// Every session that wants a screen gets vt, shells their integration,
+	// and device sessions the dialect plugin, when the plugins are there
+	// (they are embedded; a plugin directory may not have them in tests).
+	var roles session.Plugins
+	if plugins.Has("vt") {
+		roles.Screen = "vt"
+	}
+	if plugins.Has("shell") {
+		roles.Shell = "shell"
+	}
+	if plugins.Has("dialect") {
+		roles.Dialect = "dialect"
+	}
 	sessions := session.NewRegistry(
 		session.Limits{MaxSessions: cfg.MaxSessions, IdleTimeout: cfg.IdleTimeout},
 		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait, UTF8Hold: cfg.UTF8Hold,
-			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet, Programs: programs},
+			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet, Plugins: roles},
 	)
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
 		b, err := plugins.Attach(name, kind, opts)
@@ -209,35 +222,23 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return b, err
 	}
-	deps := mcp.Deps{Sessions: sessions, Attach: attach, Plugins: lister{plugins}}
-	// Every session gets a screen and shells their integration when the
-	// plugins are there (they are embedded; a plugin directory may not
-	// have them in tests).
-	if plugins.Has("vt") {
-		deps.Screen = "vt"
-	}
-	if plugins.Has("shell") {
-		deps.ShellPlugin = "shell"
-	}
-	if plugins.Has(session.DialectPlugin) {
-		deps.Dialect = session.DialectPlugin
-	}
-	var ssh *SSH
-	if plugins.Has("ssh") {
-		ssh = openSSH(cfg, sessions, attach, deps.Screen)
-		credStore.Store(ssh.Creds)
-		deps.SSH = &mcp.SSH{Pool: ssh.Pool, Creds: ssh.Creds}
+	deps := mcp.Deps{Sessions: sessions, Attach: attach, Programs: programs, Plugins: lister{plugins}}
+	var sshTools *SSH
+	if plugins.Has(ssh.Plugin) {
+		sshTools = openSSH(cfg, sessions, attach)
+		credStore.Store(sshTools.Creds)
+		deps.SSH = &mcp.SSH{Pool: sshTools.Pool, Creds: sshTools.Creds}
 	}
 	srv, err := mcp.New(deps, mcp.Config{Tools: cfg.Tools, Logger: cfg.Logger.With("component", "mcp"),
 		PTYResources: !cfg.NoPTYResources, Warm: warmup.Open})
 	if err != nil {
-		ssh.close()
+		sshTools.close()
 		sessions.Close()
 		contain.Close()
 		plugins.Close()
 		return nil, err
 	}
-	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: ssh, Containment: contain,
+	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: sshTools, Containment: contain,
 		stopTrim: make(chan struct{}), trimDone: make(chan struct{})}
 	go h.trimWhenQuiet()
 	return h, nil

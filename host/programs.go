@@ -7,9 +7,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/termhost/termhost/host/link/pty"
+	ptylink "github.com/termhost/termhost/host/link/pty"
+	"github.com/termhost/termhost/host/pty"
 	"github.com/termhost/termhost/host/secrets"
-	"github.com/termhost/termhost/host/session"
 )
 
 // newPrograms decides what programs started by termhost get (SPEC TRUST-2,
@@ -18,7 +18,7 @@ import (
 // access to termhost's own files. creds is the credentials store once
 // there is one (its keys are hidden from programs started after a reload
 // too).
-func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.Gate) (session.Programs, *pty.Containment, error) {
+func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.Gate) (pty.Programs, *ptylink.Containment, error) {
 	env, agentSock := programEnv(os.Environ(), cfg.OwnEnv)
 	secretVals := map[string]string{}
 	for _, v := range cfg.OwnEnv {
@@ -26,7 +26,7 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.G
 			secretVals[v.Name] = val
 		}
 	}
-	progs := session.Programs{
+	progs := pty.Programs{
 		Environ: func() []string {
 			// SSH_AUTH_SOCK goes too while a credential signs through the
 			// agent: a program told where the agent is could sign as that
@@ -99,7 +99,7 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.G
 		}
 		return out
 	}
-	contain, err := pty.NewContainment(pty.ContainmentConfig{
+	contain, err := ptylink.NewContainment(ptylink.ContainmentConfig{
 		Mechanism: cfg.Containment, Sandbox: cfg.Sandbox, Hidden: hidden, Begin: begin,
 		Logger: cfg.Logger.With("component", "pty"),
 	})

@@ -37,7 +37,7 @@ import (
 	"github.com/termhost/termhost/host/plugin"
 	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
-	"github.com/termhost/termhost/host/sshpool"
+	"github.com/termhost/termhost/host/ssh"
 	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/plugins"
 )
@@ -531,7 +531,7 @@ func millis(v string) string {
 	return v
 }
 
-func (o *sshOptions) limits(l *sshpool.Limits) error {
+func (o *sshOptions) limits(l *ssh.Limits) error {
 	if o.sessionTimeout <= 0 {
 		return usagef("ssh-session-timeout %v (or SESSION_TIMEOUT): must be more than 0", o.sessionTimeout)
 	}

@@ -6,7 +6,8 @@
 // What only some links can do is an optional interface, checked with a
 // type assertion, as io does with io.WriterTo: WriteDeadliner (sockets,
 // PTYs), Resizer (a PTY's window), Signaler (a process group), Exiter (a
-// process's exit status). Anything kind-specific that must happen on every
+// process's exit status), Stopper (a graceful stop), Foregrounder (who
+// reads a terminal). Anything kind-specific that must happen on every
 // read or write (TCP_QUICKACK on a socket) lives inside the link itself.
 package link
 
@@ -51,6 +52,27 @@ type Signaler interface {
 // returns how.
 type Exiter interface {
 	Exit() ExitStatus
+}
+
+// Foregrounder is a link to a terminal that can say who reads what is
+// typed into it (a PTY).
+type Foregrounder interface {
+	Foreground() (Foreground, error)
+}
+
+// Foreground is who reads what is typed into a terminal right now: the
+// programs of its foreground process group (tcgetpgrp on the master), and
+// any process outside the terminal's session that holds the terminal open
+// (it could read it too: job control only stops the session's own
+// background groups).
+type Foreground struct {
+	Pgid int
+	// Exes are the resolved executables (/proc/<pid>/exe) of the group's
+	// processes, the leader first; "" where it could not be read.
+	Exes []string
+	// Outsiders are processes of another session that hold the terminal
+	// open, as "pid (exe)".
+	Outsiders []string
 }
 
 // Stopper is a link to a process that can be stopped gracefully (SPEC

@@ -172,7 +172,7 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 // run_command only; "none" leaves the plugin out.
 func (s *Server) deviceDialect(named string) string {
 	if strings.TrimSpace(named) == "" {
-		if s.deps.Dialect == "" {
+		if s.deps.Sessions.Config().Plugins.Dialect == "" {
 			return ""
 		}
 		return session.DetectDialect

@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/pty"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -74,16 +75,16 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 			return nil, invalid("name", "%v", strings.TrimPrefix(err.Error(), session.ErrInvalidName.Error()+": "))
 		}
 	}
-	sess, err := s.deps.Sessions.OpenPTY(ctx, s.deps.Attach, session.PTYOptions{
+	sess, err := pty.Open(ctx, s.deps.Sessions, s.deps.Attach, s.deps.Programs, pty.Options{
 		Command: command, Args: args, Env: env, Dir: cwd, Cols: cols, Rows: rows, Name: name,
-		Owner: owner(req), Screen: s.deps.Screen, ShellPlugin: s.deps.ShellPlugin, Dialect: dialect,
+		Owner: owner(req), Dialect: dialect,
 	})
 	switch {
-	case errors.Is(err, session.ErrSecretEnv):
+	case errors.Is(err, pty.ErrSecretEnv):
 		return nil, invalid("env", "%v", err)
-	case errors.Is(err, session.ErrNoProgram):
+	case errors.Is(err, pty.ErrNoProgram):
 		return nil, invalid(cmdField, "%v", err)
-	case errors.Is(err, session.ErrBadDir):
+	case errors.Is(err, pty.ErrBadDir):
 		return nil, invalid("cwd", "%v", err)
 	}
 	if err != nil {

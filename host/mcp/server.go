@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/pty"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -48,13 +49,9 @@ type Deps struct {
 	Sessions *session.Registry
 	Attach   session.Attacher
 	Plugins  PluginLister // may be nil: no plugins tools
-	// Screen is the screen plugin every session gets ("vt"; "" for none),
-	// ShellPlugin the one that reads shell-integration marks ("shell").
-	Screen      string
-	ShellPlugin string
-	// Dialect is the dialect plugin device sessions (Telnet, SSH shells)
-	// get when no dialect is named, detecting it ("dialect"; "" for none).
-	Dialect string
+	// Programs is what the programs of PTY sessions start with and
+	// inside (the zero value: directly, with termhost's environment).
+	Programs pty.Programs
 	// SSH serves the ssh tools; nil: the group has no tools.
 	SSH *SSH
 }

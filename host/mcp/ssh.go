@@ -12,12 +12,12 @@ import (
 	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
-	"github.com/termhost/termhost/host/sshpool"
+	"github.com/termhost/termhost/host/ssh"
 )
 
 // SSH is what the ssh tool group acts on.
 type SSH struct {
-	Pool  *sshpool.Pool
+	Pool  *ssh.Pool
 	Creds *secrets.Store
 }
 
@@ -59,7 +59,7 @@ func (s *Server) addSSHTools() {
 	}, func(p schemaProps) {
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)
 		p["command"].MaxLength = ptr(maxSSHCommand)
-		p["sessionMode"].Enum = []any{sshpool.Ephemeral, sshpool.Persistent}
+		p["sessionMode"].Enum = []any{ssh.Ephemeral, ssh.Persistent}
 		p["sessionMode"].Default = json.RawMessage(`"ephemeral"`)
 		p["sessionId"].MaxLength = ptr(maxRefLen)
 		p["timeoutMs"].Minimum, p["timeoutMs"].Maximum = ptr(1.0), ptr(float64(maxSSHTimeout))
@@ -112,9 +112,9 @@ func (s *Server) sshExecute(ctx context.Context, req *sdk.CallToolRequest, in ss
 	}
 	mode := in.SessionMode
 	if mode == "" {
-		mode = sshpool.Ephemeral
+		mode = ssh.Ephemeral
 	}
-	if in.SessionID != "" && mode != sshpool.Persistent {
+	if in.SessionID != "" && mode != ssh.Persistent {
 		return nil, invalid("sessionId", "only applies with sessionMode \"persistent\"")
 	}
 	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
@@ -123,7 +123,7 @@ func (s *Server) sshExecute(ctx context.Context, req *sdk.CallToolRequest, in ss
 	}
 	stop := s.progressMsg(ctx, req, timeout, func() string { return "the command is running" })
 	defer stop()
-	res, err := s.deps.SSH.Pool.Execute(ctx, sshpool.ExecRequest{
+	res, err := s.deps.SSH.Pool.Execute(ctx, ssh.ExecRequest{
 		Owner: owner(req), CredID: id, Command: in.Command, Mode: mode, SessionID: in.SessionID,
 		MaxBytes: in.MaxBytes, Timeout: timeout,
 	})
@@ -150,7 +150,7 @@ func (s *Server) sshListCredentials(context.Context, *sdk.CallToolRequest, struc
 func (s *Server) sshSessionInfo(_ context.Context, req *sdk.CallToolRequest, in sshInfoIn) (any, error) {
 	list := s.deps.SSH.Pool.Info(owner(req), in.CredentialID)
 	if list == nil {
-		list = []sshpool.SessionInfo{}
+		list = []ssh.SessionInfo{}
 	}
 	return map[string]any{"sessions": list}, nil
 }
@@ -165,7 +165,7 @@ func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshS
 			return nil, invalid("name", "%v", strings.TrimPrefix(err.Error(), session.ErrInvalidName.Error()+": "))
 		}
 	}
-	sess, err := s.deps.SSH.Pool.Shell(ctx, id, sshpool.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows, Dialect: s.deviceDialect(in.Dialect)})
+	sess, err := s.deps.SSH.Pool.Shell(ctx, id, ssh.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows, Dialect: s.deviceDialect(in.Dialect)})
 	if err != nil {
 		return nil, err
 	}
@@ -178,10 +178,10 @@ func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshS
 
 // sshCode is the SPEC SSH-7 code of an SSH tool's error, with its data.
 func sshCode(err error) (int64, map[string]any, bool) {
-	var ce *sshpool.CredentialError
+	var ce *ssh.CredentialError
 	var be *policy.BlockedError
-	var se *sshpool.SessionError
-	var xe *sshpool.ConnectError
+	var se *ssh.SessionError
+	var xe *ssh.ConnectError
 	switch {
 	case errors.As(err, &be):
 		d := map[string]any{"command": be.Command}

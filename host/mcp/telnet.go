@@ -17,6 +17,7 @@ import (
 	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/host/telnet"
 )
 
 type connectIn struct {
@@ -193,12 +194,12 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if in.CredentialID != "" {
 		dialect = s.deviceDialect(in.Dialect)
 	}
-	if in.Dialect == "" && slices.Contains(in.Plugins, session.DialectPlugin) {
+	if d := s.deps.Sessions.Config().Plugins.Dialect; d != "" && in.Dialect == "" && slices.Contains(in.Plugins, d) {
 		dialect = session.AutoDialect // asked for by name in the chain: as before, every pager answered
 	}
-	sess, err := s.deps.Sessions.OpenTelnet(ctx, s.deps.Attach, session.TelnetOptions{
+	sess, err := telnet.Open(ctx, s.deps.Sessions, s.deps.Attach, telnet.Options{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req), Addr: addr,
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Screen: s.deps.Screen, Dialect: dialect,
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Dialect: dialect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)

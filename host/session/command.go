@@ -400,16 +400,6 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 	return res, nil
 }
 
-// hasPlugin reports whether the session's chain has the named plugin.
-func (s *Session) hasPlugin(name string) bool {
-	for _, b := range s.chain {
-		if n, _ := b.Plugin(); n == name {
-			return true
-		}
-	}
-	return false
-}
-
 // clean turns a terminal byte stream into text as a terminal would show
 // it line by line: escape sequences removed, CR LF and LF end a line, a
 // lone CR returns to the start of the line (what follows overwrites it),

@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/termhost/termhost/host/link/pty"
+	"github.com/termhost/termhost/host/link"
 )
 
 // Destination is where what is typed into a session goes right now: the
@@ -17,14 +17,9 @@ type Destination struct {
 	Port   int        //
 	Remote netip.Addr // the connected peer's address, when known
 	// Foreground: the PTY's foreground programs and any outside reader
-	// (pty.Foreground); FgErr says why they could not be told.
-	Foreground *pty.Foreground
+	// (link.Foreground); FgErr says why they could not be told.
+	Foreground *link.Foreground
 	FgErr      error
-}
-
-// foregrounder is a link that can say who reads its terminal (a PTY).
-type foregrounder interface {
-	Foreground() (pty.Foreground, error)
 }
 
 // Destination reports where input to the session goes now.
@@ -37,7 +32,7 @@ func (s *Session) Destination() Destination {
 			}
 		}
 	}
-	if f, ok := s.link.(foregrounder); ok {
+	if f, ok := s.link.(link.Foregrounder); ok {
 		fg, err := f.Foreground()
 		if err != nil {
 			d.FgErr = err

@@ -157,8 +157,11 @@ func testKind(t *testing.T, r *Registry, spec Spec, chain []*fake, screen *fake)
 		byName[f.name] = f
 	}
 	if screen != nil {
-		spec.Screen = screen.name
-		byName[screen.name] = screen
+		if r.cfg.Plugins.Screen == "" {
+			t.Fatal("testKind: the registry names no screen plugin")
+		}
+		spec.Screen = true
+		byName[r.cfg.Plugins.Screen] = screen
 	}
 	if spec.Kind == "" {
 		spec.Kind = "pipe"
@@ -179,7 +182,14 @@ func testKind(t *testing.T, r *Registry, spec Spec, chain []*fake, screen *fake)
 	return s, peer, pl
 }
 
+// testPlugins are the plugins a test registry names (newRegistry): a
+// test's fakes stand for them.
+var testPlugins = Plugins{Screen: "screen", Dialect: "dialect"}
+
 func newRegistry(t *testing.T, limits Limits, cfg Config) *Registry {
+	if cfg.Plugins == (Plugins{}) {
+		cfg.Plugins = testPlugins
+	}
 	r := NewRegistry(limits, cfg)
 	t.Cleanup(r.Close)
 	return r
@@ -222,27 +232,6 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // blocks until the session reads it).
 func write(c net.Conn, p string) {
 	go c.Write([]byte(p))
-}
-
-// holdingListener accepts connections on loopback and keeps them open
-// until the test ends; it returns the port.
-func holdingListener(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func ctxTimeout(t *testing.T, d time.Duration) context.Context {

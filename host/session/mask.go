@@ -8,40 +8,80 @@ import (
 	"time"
 )
 
-// maskStream is a session's state for masking the server's secrets
-// (SecretSet) in what it receives, however the bytes are split: a tail
-// that could be the start of a secret is held back until the next chunk
-// tells (or the peer has been quiet for Config.UTF8Hold, the same bound a
-// read holds an incomplete character for); the bytes passed on last are
-// kept, so a secret whose start was released in the clear is still masked
-// when its rest comes. Guarded by the chain lock.
-type maskStream struct {
+// maskStage masks the server's secrets (SecretSet) in what a session
+// receives, however the bytes are split: a tail that could be the start of
+// a secret is held back until the next chunk tells (or the peer has been
+// quiet for Config.UTF8Hold, the same bound a read holds an incomplete
+// character for); the bytes passed on last are kept, so a secret whose
+// start was released in the clear is still masked when its rest comes.
+// Registry.Open makes one for every session (an OutputStage, first of its
+// stages); it is used with the chain lock held.
+type maskStage struct {
+	set    *SecretSet
 	recent []byte // the last bytes passed on, unmasked (at most maxLen-1)
 	held   []byte // a possible start of a secret, not passed on yet
 	heldAt time.Time
-	timer  *time.Timer
 	// scratch holds one chunk's working copy between chunks (the buffer
 	// copies what is staged), up to maskScratch.
 	scratch []byte
+	// The state at a plugin call's start, when secrets are masked: what
+	// Restore goes back to with the buffer.
+	saved                  bool
+	savedRecent, savedHeld []byte
 }
 
-// stage puts bytes for the buffer through the secret set. With no secret
-// typed in the server's life (and nothing held) the bytes go straight to
-// the buffer. Caller holds the chain lock.
-func (s *Session) stage(p []byte) {
-	snap := s.cfg.Secrets.load()
+// MaskStage is the stage that masks set's secrets in a session's output
+// (a new one per session: it holds the session's state).
+func MaskStage(set *SecretSet) OutputStage { return &maskStage{set: set} }
+
+func (m *maskStage) StageName() string { return "mask" }
+
+// Filter masks p. With no secret typed in the server's life (and nothing
+// held) the bytes pass as they are.
+func (m *maskStage) Filter(p []byte) []byte {
+	snap := m.set.load()
 	if snap == nil {
-		s.buf.Stage(p)
-		return
+		return p
 	}
-	s.buf.Stage(s.maskChunk(snap, p, false))
+	return m.maskChunk(snap, p, false)
+}
+
+// Flush passes on what is held, masked as far as can be told.
+func (m *maskStage) Flush() []byte {
+	if len(m.held) == 0 {
+		return nil
+	}
+	snap := m.set.load()
+	if snap == nil {
+		out := m.held // staged by the caller before the next Filter
+		m.held = m.held[:0]
+		return out
+	}
+	return m.maskChunk(snap, nil, true)
+}
+
+func (m *maskStage) HeldSince() time.Time {
+	if len(m.held) == 0 {
+		return time.Time{}
+	}
+	return m.heldAt
+}
+
+func (m *maskStage) Save() {
+	if m.saved = m.set.load() != nil; m.saved {
+		m.savedRecent, m.savedHeld = append(m.savedRecent[:0], m.recent...), append(m.savedHeld[:0], m.held...)
+	}
+}
+
+func (m *maskStage) Restore() {
+	if m.saved {
+		m.recent, m.held = append(m.recent[:0], m.savedRecent...), append(m.held[:0], m.savedHeld...)
+	}
 }
 
 // maskChunk masks p (after what is held) and returns what may pass on;
-// flush passes everything, holding nothing back. Caller holds the chain
-// lock.
-func (s *Session) maskChunk(snap *secretSnap, p []byte, flush bool) []byte {
-	m := &s.mask
+// flush passes everything, holding nothing back.
+func (m *maskStage) maskChunk(snap *secretSnap, p []byte, flush bool) []byte {
 	r := len(m.recent)
 	n := r + len(m.held) + len(p)
 	// buf is recent, held and p, then (from n) the masked copy passed on.
@@ -72,7 +112,6 @@ func (s *Session) maskChunk(snap *secretSnap, p []byte, flush bool) []byte {
 	if hold > 0 {
 		m.held = append(m.held, buf[end:n]...)
 		m.heldAt = time.Now()
-		s.armRelease()
 	}
 	keep := max(snap.maxLen-1, 0)
 	passed := buf[:end]
@@ -114,60 +153,6 @@ func heldTail(snap *secretSnap, buf []byte, r int) int {
 		}
 	}
 	return min(best, len(buf)-r)
-}
-
-// armRelease makes sure held bytes are passed on once the peer has been
-// quiet for the hold time. Caller holds the chain lock.
-func (s *Session) armRelease() {
-	if s.mask.timer != nil {
-		s.mask.timer.Reset(s.cfg.UTF8Hold)
-		return
-	}
-	s.mask.timer = time.AfterFunc(s.cfg.UTF8Hold, s.releaseHeld)
-}
-
-// releaseHeld passes on what the masking holds back once the peer has
-// been quiet for the hold time, through a walk of its own so the screen
-// and waiters see it.
-func (s *Session) releaseHeld() {
-	select {
-	case <-s.released:
-		return
-	case s.chainSem <- struct{}{}:
-	}
-	defer s.unlockChain()
-	select {
-	case <-s.released:
-		return // release flushed what it could; the plugins are gone
-	default:
-	}
-	if len(s.mask.held) == 0 {
-		return
-	}
-	if wait := s.cfg.UTF8Hold - time.Since(s.mask.heldAt); wait > 0 {
-		s.mask.timer.Reset(wait)
-		return
-	}
-	w := &s.w
-	w.reset()
-	s.flushHeld()
-	w.run()
-	s.submit(w.commit(false))
-}
-
-// flushHeld stages what is held, masked as far as it can tell. Caller
-// holds the chain lock.
-func (s *Session) flushHeld() {
-	if len(s.mask.held) == 0 {
-		return
-	}
-	snap := s.cfg.Secrets.load()
-	if snap == nil {
-		s.buf.Stage(s.mask.held)
-		s.mask.held = s.mask.held[:0]
-		return
-	}
-	s.buf.Stage(s.maskChunk(snap, nil, true))
 }
 
 // ErrEchoOn refuses to type a secret into a terminal that would show it.

@@ -27,7 +27,7 @@ func dialectBinding(name string) *fake {
 	}
 	var mu sync.Mutex
 	return &fake{
-		name: DialectPlugin,
+		name: testPlugins.Dialect,
 		data: func(dir abi.Dir, p []byte, s wasmhost.Sink) (abi.Action, error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -22,26 +22,32 @@ type Spec struct {
 	// Cols and Rows are the screen size (default 80x24).
 	Cols, Rows int
 	// Plugins is the chain, from the peer toward the user (e.g. telnet,
-	// then a dialect).
+	// then a dialect). The registry adds the plugins it names (Plugins)
+	// as the fields below ask.
 	Plugins []string
-	// Screen is an optional plugin fed exactly what the raw buffer gets
-	// (SPEC SES-5); what it sends toward the peer (answers to terminal
-	// queries) travels through the whole chain.
-	Screen string
+	// Screen asks for the registry's screen plugin, fed exactly what the
+	// raw buffer gets (SPEC SES-5); what it sends toward the peer
+	// (answers to terminal queries) travels through the whole chain.
+	Screen bool
+	// ShellMarks says the program marks its prompts (an interactive
+	// shell started with the integration's rc files): the registry's
+	// shell plugin goes first in the chain.
+	ShellMarks bool
+	// Dialect asks for the registry's dialect plugin after the chain: a
+	// dialect name, AutoDialect or DetectDialect ("" or NoDialect: none).
+	Dialect string
 	// Options is the JSON every plugin's on_open gets.
 	Options []byte
 	// Reopen, if set, starts the same thing again under the given id
 	// (Registry.Restart).
 	Reopen func(ctx context.Context, id string) (*Session, error)
-	// OnEvent, if set, sees each event the chain emits (raw JSON) before
-	// it is recorded; returning true consumes it.
-	OnEvent func(ev []byte) bool
-	// OnInput, if set, vets every Send before anything of it is written
-	// (SSH shells: command rules); an error refuses the whole input.
-	OnInput func(p []byte) error
-	// LineCheck, if set, checks each line as the screen shows it when
-	// Enter is pressed (linecheck.go); it needs a screen.
-	LineCheck *LineCheck
+	// Stages are the filters the session's traffic passes through besides
+	// the chain, in order (stage.go): an InputFunc vetting every Send (SSH
+	// shells: command rules), a LineCheck checking each line as the
+	// screen shows it at Enter (it needs a screen), an EventFunc seeing
+	// events before they are recorded. Open puts the masking of the
+	// server's secrets (MaskStage) first, for every session.
+	Stages []Stage
 	// Dial makes the link. It runs after the plugins are attached, so a
 	// plugin that cannot open costs no connection.
 	Dial func(ctx context.Context) (link.Link, error)
@@ -60,14 +66,21 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	if spec.Dial == nil {
 		return nil, errors.New("session spec has no Dial")
 	}
-	if spec.Cols <= 0 {
-		spec.Cols = 80
-	}
-	if spec.Rows <= 0 {
-		spec.Rows = 24
-	}
+	spec.Cols, spec.Rows = DefaultSize(spec.Cols, spec.Rows)
 	if err := CheckSize(spec.Cols, spec.Rows); err != nil {
 		return nil, err
+	}
+	plugins, opts, err := r.chainFor(spec)
+	if err != nil {
+		return nil, err
+	}
+	stages, err := sortStages(append([]Stage{MaskStage(r.cfg.Secrets)}, spec.Stages...))
+	if err != nil {
+		return nil, err
+	}
+	screenName := ""
+	if spec.Screen {
+		screenName = r.cfg.Plugins.Screen
 	}
 	spec.Owner = r.reopenOwner(spec.ID, spec.Owner)
 	release, err := r.reserve(spec.Owner, spec.Name)
@@ -76,14 +89,14 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	}
 	defer release()
 	kind := abiKind(spec.Kind)
-	chain := make([]Binding, 0, len(spec.Plugins))
+	chain := make([]Binding, 0, len(plugins))
 	closeAll := func() {
 		for _, b := range chain {
 			b.Close()
 		}
 	}
-	for _, n := range spec.Plugins {
-		b, err := attach(n, kind, spec.Options)
+	for _, n := range plugins {
+		b, err := attach(n, kind, opts)
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("plugin %q: %w", n, err)
@@ -91,10 +104,10 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 		chain = append(chain, b)
 	}
 	var screen Binding
-	if spec.Screen != "" {
-		if screen, err = attach(spec.Screen, kind, spec.Options); err != nil {
+	if screenName != "" {
+		if screen, err = attach(screenName, kind, opts); err != nil {
 			closeAll()
-			return nil, fmt.Errorf("screen plugin %q: %w", spec.Screen, err)
+			return nil, fmt.Errorf("screen plugin %q: %w", screenName, err)
 		}
 		chain = append(chain, screen) // closed with the chain on failure
 	}
@@ -106,9 +119,9 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	if screen != nil {
 		chain = chain[:len(chain)-1]
 	}
-	s := newSession(r.cfg, spec, l, chain, screen)
+	s := newSession(r.cfg, spec, stages, l, chain, screen)
 	if screen != nil {
-		s.reattachScreen = func() (Binding, error) { return attach(spec.Screen, kind, spec.Options) }
+		s.reattachScreen = func() (Binding, error) { return attach(screenName, kind, opts) }
 	}
 	if err := r.add(s); err != nil {
 		l.Close()

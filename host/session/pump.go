@@ -52,7 +52,7 @@ func (s *Session) end(err error) {
 			err = errors.New("the session was stopped")
 		case errors.Is(err, io.EOF), errors.Is(err, syscall.EIO):
 			err = errors.New("the peer closed the connection")
-			if s.Peer.Command != "" {
+			if _, process := s.link.(link.Exiter); process {
 				err = errors.New("the process closed its terminal")
 			}
 		case errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrClosed):
@@ -93,9 +93,9 @@ func (s *Session) release() {
 		locked = true
 		defer s.unlockChain()
 	}
-	if locked && len(s.mask.held) > 0 {
-		// What the masking held back is output too (the peer's last
-		// bytes): it stays readable, masked as far as can be told.
+	if locked && !s.heldSince().IsZero() {
+		// What the output stages held back is output too (the peer's
+		// last bytes): it stays readable, masked as far as can be told.
 		s.w.reset()
 		s.flushHeld()
 		s.w.run()

@@ -62,7 +62,7 @@ func openVT(t *testing.T, r *Registry, pr *plugin.Registry, cols, rows int) (*vt
 		return pr.Attach(name, kind, opts)
 	}
 	s, err := r.Open(context.Background(), attach, Spec{
-		Kind: KindPTY, Cols: cols, Rows: rows, Screen: "vt",
+		Kind: KindPTY, Cols: cols, Rows: rows, Screen: true,
 		Options: fmt.Appendf(nil, `{"cols":%d,"rows":%d}`, cols, rows),
 		Dial:    func(context.Context) (link.Link, error) { return pl, nil },
 	})
@@ -188,7 +188,7 @@ func truecolour(cols, lines, seed int) []byte {
 // control request) or more output (a chunk).
 func TestNeighboursRebuiltAfterSharedScreenFails(t *testing.T) {
 	pr := vtPlugins(t, 6)
-	r := newRegistry(t, Limits{}, Config{})
+	r := newRegistry(t, Limits{}, Config{Plugins: Plugins{Screen: "vt"}})
 	var quiet []*vtSession
 	for i := range 3 {
 		v, err := openVT(t, r, pr, 80, 24)
@@ -234,7 +234,7 @@ func TestFloodCannotExhaustSharedScreen(t *testing.T) {
 		t.Fatalf("MaxScreenCells %d, the vt core's MaxCells %d", MaxScreenCells, core.MaxCells)
 	}
 	pr := vtPlugins(t, 0)
-	r := newRegistry(t, Limits{}, Config{})
+	r := newRegistry(t, Limits{}, Config{Plugins: Plugins{Screen: "vt"}})
 	var quiet []*vtSession
 	for i := range 3 {
 		v, err := openVT(t, r, pr, 80, 24)

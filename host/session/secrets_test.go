@@ -196,7 +196,7 @@ func BenchmarkStage(b *testing.B) {
 			for i := range n {
 				set.Add(fmt.Appendf(nil, "Secret-%04d-pass", i))
 			}
-			s := newSession(Config{Secrets: set, BufferSize: 1 << 20}, Spec{}, nil, nil, nil)
+			s := newSession(Config{Secrets: set, BufferSize: 1 << 20}, Spec{}, stageSet{outputs: []OutputStage{MaskStage(set)}}, nil, nil, nil)
 			b.SetBytes(int64(len(chunk)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -109,8 +109,8 @@ type Config struct {
 	// Secrets are the secrets masked in every session (the Registry's;
 	// NewRegistry makes one when nil).
 	Secrets *SecretSet
-	// Programs is what PTY programs start with and inside (pty.go).
-	Programs Programs
+	// Plugins names the screen, shell and dialect plugins sessions get.
+	Plugins Plugins
 }
 
 func (c *Config) defaults() {
@@ -222,11 +222,15 @@ type Session struct {
 	// reopen starts the same thing again under the same id (restart_app);
 	// nil for kinds that cannot.
 	reopen func(ctx context.Context, id string) (*Session, error)
-	// onEvent sees events before they are recorded (Spec.OnEvent).
-	onEvent func(ev []byte) bool
-	onInput func(p []byte) error // guarded by chainSem
-	mask    maskStream           // the server's secrets, masked in what comes back; guarded by chainSem
+	// The spec's stages (stage.go), by where they run: outputs on what
+	// the chain passes toward the buffer (guarded by chainSem, as is
+	// holdTimer, which passes on what they hold back); onEvent on events
+	// before they are recorded; onInput on sends (guarded by chainSem);
 	// lineCheck and line: the screen check of typed lines (linecheck.go).
+	outputs   []OutputStage
+	holdTimer *time.Timer
+	onEvent   func(ev []byte) bool
+	onInput   func(p []byte) error
 	lineCheck *LineCheck
 	line      lineState
 
@@ -256,15 +260,16 @@ type Cursor struct {
 	Seq uint64
 }
 
-func newSession(cfg Config, spec Spec, l link.Link, chain []Binding, screen Binding) *Session {
+func newSession(cfg Config, spec Spec, st stageSet, l link.Link, chain []Binding, screen Binding) *Session {
 	cfg.defaults()
 	now := time.Now()
 	s := &Session{
 		ID:         spec.ID,
 		reopen:     spec.Reopen,
-		onEvent:    spec.OnEvent,
-		onInput:    spec.OnInput,
-		lineCheck:  spec.LineCheck,
+		outputs:    st.outputs,
+		onInput:    st.onInput,
+		onEvent:    st.onEvent,
+		lineCheck:  st.lineCheck,
 		Name:       spec.Name,
 		Kind:       spec.Kind,
 		Peer:       spec.Peer,

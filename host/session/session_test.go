@@ -497,42 +497,6 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// TestTelnetOverTCP: the Telnet kind is a TCP link plus the telnet plugin
-// first in the chain; limits and names apply.
-func TestTelnetOverTCP(t *testing.T) {
-	r := newRegistry(t, Limits{MaxSessions: 1}, Config{})
-	port := holdingListener(t)
-	var names []string
-	attach := func(name string, _ abi.Kind, _ []byte) (Binding, error) {
-		names = append(names, name)
-		return &fake{name: name}, nil
-	}
-	s1, err := r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "[::1]", Port: port, Timeout: time.Second, Name: "r1"})
-	if err == nil {
-		s1.Close()
-	}
-	s1, err = r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second, Name: "r1", Plugins: []string{"dialect"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if names[len(names)-2] != "telnet" || names[len(names)-1] != "dialect" {
-		t.Fatalf("chain %v", names)
-	}
-	if got, err := r.Get("", "r1"); err != nil || got != s1 {
-		t.Fatalf("by name: %v", err)
-	}
-	_, err = r.OpenTelnet(context.Background(), attach, TelnetOptions{Host: "127.0.0.1", Port: port, Timeout: time.Second})
-	if !errors.Is(err, ErrLimit) {
-		t.Fatalf("second open: %v, want RESOURCE_LIMIT", err)
-	}
-	if !r.Remove(s1.ID) || r.Remove(s1.ID) {
-		t.Fatal("Remove should report true once, then false")
-	}
-	if _, err := r.Get("", s1.ID); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("get removed: %v", err)
-	}
-}
-
 func TestIdleSessionsAreReaped(t *testing.T) {
 	r := newRegistry(t, Limits{IdleTimeout: 100 * time.Millisecond, ReapEvery: 20 * time.Millisecond}, Config{})
 	s, _, _ := testKind(t, r, Spec{}, nil, nil)

@@ -19,8 +19,8 @@ const (
 )
 
 // step is one piece of work of a walk: bytes entering plugin i in
-// direction dir. i == len(chain) inbound is the buffer; i == -1 outbound is
-// the writer; i == evStep is an event (data is its JSON).
+// direction dir, for 0 <= i < len(chain); past either end of the chain, or
+// an event, i is one of the destinations below.
 type step struct {
 	i      int
 	dir    abi.Dir
@@ -29,7 +29,18 @@ type step struct {
 	hasOff bool
 }
 
-const evStep = -2
+// Destinations of a step that are no plugin of the chain.
+const (
+	// toWriter: outbound past chain[0], the batch for the writer.
+	toWriter = -1
+	// toEvent: not bytes but an event (data is its JSON).
+	toEvent = -2
+)
+
+// pastChain is the index past the last plugin: an inbound step there goes
+// to the buffer, and as the plugin making a call it is the screen (which
+// sits past the chain and answers through all of it).
+func (s *Session) pastChain() int { return len(s.chain) }
 
 // walker carries one chunk (or one send, control request, or plugin output
 // made outside a chunk) through the chain: iteratively, depth-first, in the
@@ -60,10 +71,6 @@ type walker struct {
 	markRing  uint64
 	markOut   int
 	markArena int
-	// The masking's state at the call's start, when secrets are masked:
-	// what Discard goes back to with the buffer.
-	markMask             bool
-	markRecent, markHeld []byte
 
 	screenOff uint64 // the buffer offset the screen has been fed up to
 	scratch   []byte
@@ -96,10 +103,10 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 			w.out = append(w.out, p...)
 			return
 		}
-		// The screen (index len(chain)) answers through the whole chain.
+		// The screen (index pastChain) answers through the whole chain.
 		w.pend = append(w.pend, step{i: w.cur - 1, dir: abi.Outbound, data: w.keep(p)})
 	case abi.Event:
-		e := step{i: evStep, data: w.keep(p)}
+		e := step{i: toEvent, data: w.keep(p)}
 		if w.cur >= last {
 			// The last plugin's (and the screen's) bytes are already in the
 			// buffer: the event's place is known now.
@@ -120,10 +127,7 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 // during it; it is retried elsewhere or given up).
 func (w *walker) Discard() {
 	w.s.buf.DiscardTo(w.markRing)
-	if w.markMask {
-		m := &w.s.mask
-		m.recent, m.held = append(m.recent[:0], w.markRecent...), append(m.held[:0], w.markHeld...)
-	}
+	w.s.restoreStages()
 	w.out = w.out[:w.markOut]
 	w.arena = w.arena[:w.markArena]
 	w.pend = w.pend[:0]
@@ -138,7 +142,7 @@ func (w *walker) keep(p []byte) []byte {
 }
 
 func (w *walker) plugin(i int) Binding {
-	if i == len(w.s.chain) {
+	if i == w.s.pastChain() {
 		return w.s.screen
 	}
 	return w.s.chain[i]
@@ -149,10 +153,7 @@ func (w *walker) begin(i int) {
 	w.cur = i
 	w.pend = w.pend[:0]
 	w.markRing, w.markOut, w.markArena = w.s.buf.End(), len(w.out), len(w.arena)
-	if w.markMask = w.s.cfg.Secrets.load() != nil; w.markMask {
-		m := &w.s.mask
-		w.markRecent, w.markHeld = append(w.markRecent[:0], m.recent...), append(w.markHeld[:0], m.held...)
-	}
+	w.s.saveStages()
 }
 
 // call runs one step: plugin i on data, then queues its emissions (and the
@@ -209,13 +210,13 @@ func (w *walker) run() {
 			st := w.stack[len(w.stack)-1]
 			w.stack = w.stack[:len(w.stack)-1]
 			switch {
-			case st.i == evStep:
+			case st.i == toEvent:
 				w.event(st)
-			case st.i < 0:
+			case st.i == toWriter:
 				w.out = append(w.out, st.data...)
-			case st.i >= len(s.chain) && st.dir == abi.Inbound:
+			case st.i >= s.pastChain() && st.dir == abi.Inbound:
 				s.stage(st.data)
-			case st.i >= len(s.chain):
+			case st.i >= s.pastChain():
 				// Outbound from past the end cannot happen; ignore.
 			case w.calls >= maxCalls || len(w.arena) > maxArena:
 				w.overflow()
@@ -247,7 +248,7 @@ func (w *walker) feedScreen() bool {
 	w.scratch = s.buf.ReadStaged(w.scratch[:0], w.screenOff)
 	w.screenOff = end
 	w.calls++
-	w.begin(len(s.chain))
+	w.begin(s.pastChain())
 	if _, err := s.screen.Data(abi.Inbound, w.scratch, w); err != nil {
 		var f interface{ Fatal() bool }
 		if errors.As(err, &f) && f.Fatal() {

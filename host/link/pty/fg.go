@@ -6,22 +6,12 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/termhost/termhost/host/link"
 )
 
-// Foreground is who reads what is typed into a terminal right now: the
-// programs of its foreground process group (tcgetpgrp on the master), and
-// any process outside the terminal's session that holds the terminal open
-// (it could read it too: job control only stops the session's own
-// background groups).
-type Foreground struct {
-	Pgid int
-	// Exes are the resolved executables (/proc/<pid>/exe) of the group's
-	// processes, the leader first; "" where it could not be read.
-	Exes []string
-	// Outsiders are processes of another session that hold the terminal
-	// open, as "pid (exe)".
-	Outsiders []string
-}
+// Foreground is who reads what is typed into the terminal (link.Foreground).
+type Foreground = link.Foreground
 
 // maxProcScan bounds the processes looked at.
 const maxProcScan = 1 << 16

@@ -1,4 +1,7 @@
-package session
+// Package pty starts local programs as sessions: a PTY link
+// (host/link/pty), shells with the agent-safe environment and the
+// shell-integration marks of SPEC PTY-4, and a restart under the same id.
+package pty
 
 import (
 	"context"
@@ -10,12 +13,13 @@ import (
 	"strings"
 
 	"github.com/termhost/termhost/host/link"
-	"github.com/termhost/termhost/host/link/pty"
+	ptylink "github.com/termhost/termhost/host/link/pty"
 	"github.com/termhost/termhost/host/link/pty/shell"
+	"github.com/termhost/termhost/host/session"
 )
 
-// PTYOptions start a local program under a pseudo-terminal.
-type PTYOptions struct {
+// Options start a local program under a pseudo-terminal.
+type Options struct {
 	ID      string // a restart keeps the session's id
 	Command string
 	Args    []string
@@ -25,11 +29,7 @@ type PTYOptions struct {
 	Rows    int
 	Name    string
 	Owner   string
-	Screen  string   // the screen plugin, "" for none
-	Plugins []string // chain (e.g. a dialect); the shell plugin is added for integrated shells
-	// ShellPlugin is the plugin that turns OSC 133 marks into prompt
-	// events ("" leaves shells without integration).
-	ShellPlugin string
+	Plugins []string // chain (e.g. a dialect); the registry adds its shell plugin for integrated shells
 	// Dialect chains the dialect plugin (a name, or "auto"), e.g. frr for
 	// vtysh.
 	Dialect string
@@ -40,7 +40,7 @@ type PTYOptions struct {
 // of this package); host fills it for termhost.
 type Programs struct {
 	// Contain starts programs under containment (nil: directly).
-	Contain *pty.Containment
+	Contain *ptylink.Containment
 	// Environ is the environment programs start from: termhost's own
 	// without its configuration and secrets (nil: os.Environ()).
 	Environ func() []string
@@ -69,12 +69,12 @@ func (p Programs) checkEnv(env map[string]string) error {
 	return nil
 }
 
-// OpenPTY starts a program under a PTY: the PTY is the link; shells (bash,
-// zsh) get the agent-safe environment and the shell-integration marks of
-// SPEC PTY-4, read by the shell plugin.
-func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (*Session, error) {
-	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
-	progs := r.cfg.Programs
+// Open starts a program under a PTY, as progs say: the PTY is the link;
+// shells (bash, zsh) get the agent-safe environment and the
+// shell-integration marks of SPEC PTY-4, read by the registry's shell
+// plugin.
+func Open(ctx context.Context, r *session.Registry, attach session.Attacher, progs Programs, o Options) (*session.Session, error) {
+	o.Cols, o.Rows = session.DefaultSize(o.Cols, o.Rows)
 	if err := progs.checkEnv(o.Env); err != nil {
 		return nil, err
 	}
@@ -95,26 +95,20 @@ func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (
 	if cleanup == nil {
 		cleanup = func() {}
 	}
-	chain := append([]string(nil), o.Plugins...)
-	if prep.Integrated && o.ShellPlugin != "" {
-		chain = append([]string{o.ShellPlugin}, chain...)
-	}
-	optm := map[string]any{"cols": o.Cols, "rows": o.Rows}
-	chain = withDialect(chain, o.Dialect, optm)
-	opts, _ := json.Marshal(optm)
+	opts, _ := json.Marshal(map[string]any{"cols": o.Cols, "rows": o.Rows})
 	cmdline := strings.Join(append([]string{o.Command}, o.Args...), " ")
-	s, err := r.Open(ctx, attach, Spec{
-		ID: o.ID, Kind: KindPTY, Name: o.Name, Owner: o.Owner,
-		Peer: Peer{Command: cmdline},
+	s, err := r.Open(ctx, attach, session.Spec{
+		ID: o.ID, Kind: session.KindPTY, Name: o.Name, Owner: o.Owner,
+		Peer: session.Peer{Command: cmdline},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: chain, Screen: o.Screen,
-		Reopen: func(ctx context.Context, id string) (*Session, error) {
+		Plugins: o.Plugins, Screen: true, ShellMarks: prep.Integrated, Dialect: o.Dialect,
+		Reopen: func(ctx context.Context, id string) (*session.Session, error) {
 			o := o
 			o.ID = id
-			return r.OpenPTY(ctx, attach, o)
+			return Open(ctx, r, attach, progs, o)
 		},
 		Dial: func(context.Context) (link.Link, error) {
-			return pty.Start(pty.Config{
+			return ptylink.Start(ptylink.Config{
 				Command: prep.Command, Args: prep.Args, Dir: o.Dir, Env: prep.Env,
 				Cols: o.Cols, Rows: o.Rows, Contain: progs.Contain,
 			})
@@ -125,7 +119,7 @@ func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (
 		return nil, err
 	}
 	go func() {
-		<-s.released
+		<-s.Released()
 		cleanup()
 	}()
 	return s, nil
@@ -134,8 +128,8 @@ func (r *Registry) OpenPTY(ctx context.Context, attach Attacher, o PTYOptions) (
 // A program that cannot be found or run, and a working directory that is
 // not one, are the caller's input (link/pty's words).
 var (
-	ErrNoProgram = pty.ErrNoProgram
-	ErrBadDir    = pty.ErrBadDir
+	ErrNoProgram = ptylink.ErrNoProgram
+	ErrBadDir    = ptylink.ErrBadDir
 )
 
 // mergeEnv returns base with the overrides set (sorted, one entry per

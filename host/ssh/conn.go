@@ -1,10 +1,10 @@
-// Package sshpool runs SSH for the tools: it opens SSH sessions (kind
-// ssh) from credentials, answers the ssh plugin's host calls (password,
-// signatures, host-key verdicts) so no secret enters the plugin beyond
-// what the protocol needs, runs commands on exec channels with their
+// Package ssh runs SSH for the tools: it opens SSH sessions (kind ssh;
+// Open speaks the ssh plugin's control protocol) from credentials,
+// answers the ssh plugin's host calls (password, signatures, host-key
+// verdicts) so no secret enters the plugin beyond what the protocol needs, runs commands on exec channels with their
 // stdout, stderr and exit status kept apart, and keeps the persistent
 // sessions of ssh_execute within the limits of SPEC SSH-1.
-package sshpool
+package ssh
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	xssh "golang.org/x/crypto/ssh"
 
 	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
@@ -57,7 +57,7 @@ type conn struct {
 	hostErr error // the host-key verdict that refused the server, if any
 	// hostKey is the server's key as verified at the handshake: a warm
 	// connection is reused only while known_hosts still accepts it.
-	hostKey ssh.PublicKey
+	hostKey xssh.PublicKey
 }
 
 // hostport is the address the connection was made to, as dialled.
@@ -116,7 +116,7 @@ func (h *hostCalls) call(raw []byte) ([]byte, error) {
 		if err != nil {
 			return nil, errors.New("hostkey: key is not base64")
 		}
-		key, err := ssh.ParsePublicKey(kb)
+		key, err := xssh.ParsePublicKey(kb)
 		if err != nil {
 			return nil, fmt.Errorf("hostkey: %v", err)
 		}
@@ -181,7 +181,6 @@ type Dialer struct {
 	Creds    *secrets.Store
 	HostKeys *secrets.HostKeys
 	Rules    *policy.Store
-	Screen   string // the screen plugin for shells
 	// ConnectTimeout bounds dial, handshake and authentication (0: 10 s).
 	ConnectTimeout time.Duration
 }
@@ -206,19 +205,19 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 		return nil, &CredentialError{err}
 	}
 	defer keys.Close() // the agent connection is only needed to authenticate
-	c := &conn{cred: cred, chans: map[int]*channel{}, nextCh: session.ShellChannel + 1}
+	c := &conn{cred: cred, chans: map[int]*channel{}, nextCh: ShellChannel + 1}
 	hostport := c.hostport()
 	hc := &hostCalls{c: c, cred: cred, keys: keys, hostKeys: d.HostKeys, hostport: hostport}
 	start := map[string]any{"user": cred.Username, "auth": authMethods(cred, keys)}
 	if algs := d.HostKeys.Algorithms(hostport); len(algs) > 0 {
 		start["hostKeyAlgorithms"] = algs
 	}
-	o := session.SSHOptions{
+	o := Options{
 		Host: cred.Host, Port: cred.Port, Owner: owner, Start: start, Timeout: d.ConnectTimeout,
 		HostCall: hc.call, OnEvent: c.event,
 	}
 	if shell != nil {
-		o.Shell, o.Name, o.Cols, o.Rows, o.Plugins, o.Screen = true, shell.Name, shell.Cols, shell.Rows, shell.Plugins, d.Screen
+		o.Shell, o.Name, o.Cols, o.Rows, o.Plugins = true, shell.Name, shell.Cols, shell.Rows, shell.Plugins
 		o.Dialect = shell.Dialect
 		if d.Rules != nil {
 			var typed policy.Typed
@@ -230,7 +229,7 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 				}
 				return err
 			}
-			if d.Screen != "" { // without a screen (plugin-directory tests) only the typed-line model checks
+			if d.Sessions.Config().Plugins.Screen != "" { // without a screen (plugin-directory tests) only the typed-line model checks
 				o.LineCheck = &session.LineCheck{
 					Active: func() bool { return !d.Rules.Rules().Empty() },
 					Check:  d.Rules.Check,
@@ -239,13 +238,13 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 			}
 		}
 	}
-	s, err := d.Sessions.OpenSSH(ctx, d.Attach, o)
+	s, err := Open(ctx, d.Sessions, d.Attach, o)
 	if err != nil {
 		c.mu.Lock()
 		herr := c.hostErr
 		c.mu.Unlock()
 		if herr != nil {
-			return nil, &ConnectError{fmt.Errorf("%w: %v", session.ErrSSH, herr)}
+			return nil, &ConnectError{fmt.Errorf("%w: %v", ErrSSH, herr)}
 		}
 		if errors.Is(err, session.ErrLimit) {
 			return nil, &SessionError{err}

@@ -1,4 +1,4 @@
-package sshpool
+package ssh
 
 import (
 	"bytes"
@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/termhost/termhost/host/session"
 )
 
 // DefaultMaxBytes bounds each of stdout and stderr in a result.
@@ -91,7 +89,7 @@ func (c *conn) event(raw []byte) bool {
 		return false
 	}
 	var ev chanEvent
-	if err := json.Unmarshal(raw, &ev); err != nil || ev.Ch <= session.ShellChannel {
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.Ch <= ShellChannel {
 		return false
 	}
 	c.mu.Lock()

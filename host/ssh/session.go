@@ -1,4 +1,4 @@
-package session
+package ssh
 
 import (
 	"bytes"
@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
-// SSHOptions open an SSH connection as a session: the host dials TCP and
+// Options open an SSH connection as a session: the host dials TCP and
 // owns every secret; the ssh plugin, first in the chain, speaks the
 // protocol and asks the host (HostCall) for passwords, signatures and
 // host-key verdicts (SPEC SSH-8).
-type SSHOptions struct {
+type Options struct {
 	Host    string
 	Port    int
 	Timeout time.Duration // connect timeout, covering dial, handshake and authentication (default 10 s)
@@ -32,10 +34,10 @@ type SSHOptions struct {
 	// recorded; returning true consumes it (exec channel data is consumed
 	// so it never crowds the session's event list).
 	OnEvent func(ev []byte) bool
-	// OnInput vets what is typed into the shell (Spec.OnInput).
+	// OnInput vets what is typed into the shell (a session.InputFunc).
 	OnInput func(p []byte) error
-	// LineCheck checks typed lines as the screen shows them (Spec.LineCheck).
-	LineCheck *LineCheck
+	// LineCheck checks typed lines as the screen shows them (a stage).
+	LineCheck *session.LineCheck
 	// Shell opens an interactive shell on a PTY channel, whose output is
 	// the session's output (SPEC SSH-9); without it the session only runs
 	// exec channels (ssh_execute).
@@ -44,8 +46,7 @@ type SSHOptions struct {
 	Cols    int
 	Rows    int
 	Plugins []string // chain after "ssh" (a dialect)
-	Screen  string
-	// Dialect: as TelnetOptions.Dialect.
+	// Dialect attaches the dialect plugin (session.Spec.Dialect).
 	Dialect string
 }
 
@@ -53,25 +54,26 @@ type SSHOptions struct {
 // authentication; the message says which.
 var ErrSSH = errors.New("SSH connection failed")
 
-// OpenSSH opens an SSH session and waits until it is connected (and its
+// Plugin is the ssh plugin, first in the chain of every SSH session.
+const Plugin = "ssh"
+
+// Open opens an SSH session and waits until it is connected (and its
 // shell channel open, with Shell), or fails within the connect timeout.
-func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (*Session, error) {
+func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o Options) (*session.Session, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
 	if o.Term == "" {
 		o.Term = "xterm-256color"
 	}
-	o.Cols, o.Rows = orDefault(o.Cols, 80), orDefault(o.Rows, 24)
-	om := map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows}
-	plugins := withDialect(append([]string{"ssh"}, o.Plugins...), o.Dialect, om)
-	opts, _ := json.Marshal(om)
+	o.Cols, o.Rows = session.DefaultSize(o.Cols, o.Rows)
+	opts, _ := json.Marshal(map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows})
 	deadline := time.Now().Add(o.Timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	// The plugin reports the connection's end as a "closed" event (after
 	// an "error" one when it failed): the session ends with its reason.
-	var self atomic.Pointer[Session]
+	var self atomic.Pointer[session.Session]
 	onEvent := func(ev []byte) bool {
 		if o.OnEvent != nil && o.OnEvent(ev) {
 			return true
@@ -83,44 +85,58 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 			}
 			if json.Unmarshal(ev, &e) == nil && e.Type == "closed" {
 				if s := self.Load(); s != nil {
-					go s.end(fmt.Errorf("SSH connection closed: %s", e.Reason))
+					go s.End(fmt.Errorf("SSH connection closed: %s", e.Reason))
 				}
 			}
 		}
 		return false
 	}
-	s, err := r.Open(ctx, attach, Spec{
-		Kind: KindSSH, Name: o.Name, Owner: o.Owner,
-		Peer: Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
+	// The ssh binding answers its host calls with HostCall from the
+	// start.
+	withHostCall := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
+		b, err := attach(name, kind, opts)
+		if err != nil || name != Plugin {
+			return b, err
+		}
+		hc, ok := b.(interface {
+			SetHostCall(func([]byte) ([]byte, error))
+		})
+		if !ok {
+			b.Close()
+			return nil, errors.New("the ssh plugin binding cannot take host calls")
+		}
+		hc.SetHostCall(o.HostCall)
+		return b, nil
+	}
+	stages := []session.Stage{session.EventFunc(onEvent)}
+	if o.OnInput != nil {
+		stages = append(stages, session.InputFunc(o.OnInput))
+	}
+	if o.LineCheck != nil {
+		stages = append(stages, o.LineCheck)
+	}
+	s, err := r.Open(ctx, withHostCall, session.Spec{
+		Kind: session.KindSSH, Name: o.Name, Owner: o.Owner,
+		Peer: session.Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: plugins, Screen: o.Screen,
-		OnEvent: onEvent, OnInput: o.OnInput, LineCheck: o.LineCheck,
+		Plugins: append([]string{Plugin}, o.Plugins...), Screen: o.Shell, Dialect: o.Dialect,
+		Stages: stages,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, time.Until(deadline))
 		},
 	})
 	if err != nil {
-		if errors.Is(err, ErrLimit) || errors.Is(err, ErrNameTaken) || errors.Is(err, ErrInvalidName) {
+		if errors.Is(err, session.ErrLimit) || errors.Is(err, session.ErrNameTaken) || errors.Is(err, session.ErrInvalidName) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %v", ErrSSH, err)
 	}
 	self.Store(s)
-	fail := func(err error) (*Session, error) {
+	fail := func(err error) (*session.Session, error) {
 		r.Remove(s.ID)
 		return nil, err
 	}
-	if len(s.chain) == 0 {
-		return fail(fmt.Errorf("%w: no ssh plugin in the chain", ErrSSH))
-	}
-	hc, ok := s.chain[0].(interface {
-		SetHostCall(func([]byte) ([]byte, error))
-	})
-	if !ok {
-		return fail(fmt.Errorf("%w: the ssh plugin binding cannot take host calls", ErrSSH))
-	}
-	hc.SetHostCall(o.HostCall)
-	seq := s.lastSeq()
+	seq := s.LastSeq()
 	start := map[string]any{"op": "start", "host": o.Host, "port": o.Port}
 	for k, v := range o.Start {
 		start[k] = v
@@ -129,12 +145,12 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	if _, _, err := s.Control(ctx, req, false); err != nil {
 		return fail(fmt.Errorf("%w: %v", ErrSSH, err))
 	}
-	ev, err := s.awaitEvent(ctx, seq, "connected", "error", "closed")
+	ev, err := s.AwaitEvent(ctx, seq, "connected", "error", "closed")
 	if errors.Is(err, context.Canceled) {
 		return fail(fmt.Errorf("%w: cancelled while connecting to %s", ErrSSH, s.Peer))
 	}
 	if err != nil {
-		return fail(fmt.Errorf("%w: no answer from %s within %s (%v)", ErrSSH, s.Peer, o.Timeout, s.endReason(err)))
+		return fail(fmt.Errorf("%w: no answer from %s within %s (%v)", ErrSSH, s.Peer, o.Timeout, s.EndReason(err)))
 	}
 	if ev.Type != "connected" {
 		return fail(fmt.Errorf("%w: %s", ErrSSH, eventMessage(ev)))
@@ -142,14 +158,14 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	if !o.Shell {
 		return s, nil
 	}
-	seq = s.lastSeq()
+	seq = s.LastSeq()
 	req, _ = json.Marshal(map[string]any{"op": "shell", "ch": ShellChannel, "term": o.Term, "cols": o.Cols, "rows": o.Rows})
 	if _, _, err := s.Control(ctx, req, false); err != nil {
 		return fail(fmt.Errorf("%w: opening the shell: %v", ErrSSH, err))
 	}
-	ev, err = s.awaitEvent(ctx, seq, "opened", "error", "closed", "channel_closed")
+	ev, err = s.AwaitEvent(ctx, seq, "opened", "error", "closed", "channel_closed")
 	if err != nil {
-		return fail(fmt.Errorf("%w: the server did not open a shell within %s (%v)", ErrSSH, o.Timeout, s.endReason(err)))
+		return fail(fmt.Errorf("%w: the server did not open a shell within %s (%v)", ErrSSH, o.Timeout, s.EndReason(err)))
 	}
 	if ev.Type != "opened" {
 		return fail(fmt.Errorf("%w: the server refused a shell: %s", ErrSSH, eventMessage(ev)))
@@ -161,7 +177,7 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 const ShellChannel = 1
 
 // eventMessage is an error event's message.
-func eventMessage(ev Event) string {
+func eventMessage(ev session.Event) string {
 	if m, ok := ev.Fields["message"].(string); ok && m != "" {
 		return m
 	}
@@ -170,58 +186,3 @@ func eventMessage(ev Event) string {
 	}
 	return ev.Type
 }
-
-// endReason explains a failed wait: the session's end error if it ended.
-func (s *Session) endReason(err error) string {
-	if !s.Alive() {
-		if e := s.disconnectedErr(); e != nil {
-			return e.Error()
-		}
-	}
-	return err.Error()
-}
-
-// lastSeq is the sequence number of the newest event.
-func (s *Session) lastSeq() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nextSeq
-}
-
-// awaitEvent waits for the first event after seq of one of the types, or
-// for the session's end (an error), or ctx.
-func (s *Session) awaitEvent(ctx context.Context, seq uint64, types ...string) (Event, error) {
-	for {
-		s.mu.Lock()
-		for _, e := range s.events {
-			if e.Seq <= seq {
-				continue
-			}
-			for _, t := range types {
-				if e.Type == t {
-					s.mu.Unlock()
-					return e, nil
-				}
-			}
-		}
-		if s.state == StateTerminating || s.state == StateTerminated {
-			s.mu.Unlock()
-			return Event{}, s.disconnectedErr()
-		}
-		ch := s.watchLocked()
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return Event{}, ctx.Err()
-		}
-	}
-}
-
-// AwaitEvent is awaitEvent for callers outside the package.
-func (s *Session) AwaitEvent(ctx context.Context, seq uint64, types ...string) (Event, error) {
-	return s.awaitEvent(ctx, seq, types...)
-}
-
-// LastSeq is the sequence number of the newest event.
-func (s *Session) LastSeq() uint64 { return s.lastSeq() }

@@ -1,4 +1,4 @@
-package sshpool
+package ssh
 
 import (
 	"context"
@@ -401,7 +401,7 @@ func testLogger() *slog.Logger {
 func TestPluginTrapFailsClosed(t *testing.T) {
 	f := newFixture(t, Limits{})
 	ctx := context.Background()
-	_, err := f.reg.OpenSSH(ctx, f.pool.d.Attach, session.SSHOptions{
+	_, err := Open(ctx, f.reg, f.pool.d.Attach, Options{
 		Host: "127.0.0.1", Port: f.srv.Port,
 		Start: map[string]any{"user": "alice", "auth": []map[string]any{{"method": "password"}}},
 		HostCall: func(req []byte) ([]byte, error) {
@@ -411,7 +411,7 @@ func TestPluginTrapFailsClosed(t *testing.T) {
 			return []byte(`{"ok":true}`), nil
 		},
 	})
-	if err == nil || !errors.Is(err, session.ErrSSH) {
+	if err == nil || !errors.Is(err, ErrSSH) {
 		t.Fatalf("OpenSSH after a trap: %v", err)
 	}
 	if !strings.Contains(err.Error(), "plugin") {

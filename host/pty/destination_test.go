@@ -1,4 +1,4 @@
-package session
+package pty
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/termhost/termhost/host/session"
 )
 
 // A PTY's destination is its foreground program, resolved; a process of
@@ -19,18 +22,19 @@ func TestPTYDestination(t *testing.T) {
 		t.Skip("no sleep")
 	}
 	want, _ := filepath.EvalSymlinks(sleep)
-	r := newRegistry(t, Limits{}, Config{})
-	s, err := r.OpenPTY(context.Background(), nil, PTYOptions{Command: "sleep", Args: []string{"30"}})
+	r := session.NewRegistry(session.Limits{}, session.Config{})
+	t.Cleanup(r.Close)
+	s, err := Open(context.Background(), r, nil, Programs{}, Options{Command: "sleep", Args: []string{"30"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var d Destination
+	var d session.Destination
 	eventually(t, "the foreground program", func() bool {
 		d = s.Destination()
 		return d.Foreground != nil && len(d.Foreground.Exes) > 0 && d.Foreground.Exes[0] == want
 	})
-	if d.Kind != KindPTY || d.Host != "" || len(d.Foreground.Outsiders) != 0 {
+	if d.Kind != session.KindPTY || d.Host != "" || len(d.Foreground.Outsiders) != 0 {
 		t.Fatalf("destination: %+v %+v", d, d.Foreground)
 	}
 	slave, err := os.Readlink("/proc/" + strconv.Itoa(d.Foreground.Pgid) + "/fd/0")
@@ -52,4 +56,16 @@ func TestPTYDestination(t *testing.T) {
 		d = s.Destination()
 		return d.Foreground != nil && len(d.Foreground.Outsiders) == 1
 	})
+}
+
+// eventually waits for cond, with a bound.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
