@@ -33,9 +33,13 @@ type Spec struct {
 	// Reopen, if set, starts the same thing again under the given id
 	// (Registry.Restart).
 	Reopen func(ctx context.Context, id string) (*Session, error)
-	// OnEvent, if set, sees each event the chain emits (raw JSON) before
-	// it is recorded; returning true consumes it.
-	OnEvent func(ev []byte) bool
+	// OnEvent, if set, sees each event the chain emits, decoded, before
+	// it is recorded (and before its text is masked); returning true
+	// consumes it. Channel emissions come to it too, as events with an
+	// *abi.ChannelData body: one it does not consume is dropped (bulk
+	// data is never recorded). What e's body points to is valid only
+	// during the call.
+	OnEvent func(e *Event) bool
 	// OnInput, if set, vets every Send before anything of it is written
 	// (SSH shells: command rules); an error refuses the whole input.
 	OnInput func(p []byte) error

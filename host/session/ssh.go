@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // SSHOptions open an SSH connection as a session: the host dials TCP and
@@ -28,10 +28,10 @@ type SSHOptions struct {
 	// HostCall answers the plugin's synchronous requests. It runs while
 	// the session's chain is busy: it must not call back into the session.
 	HostCall func(req []byte) ([]byte, error)
-	// OnEvent sees every event the chain emits, as raw JSON, before it is
-	// recorded; returning true consumes it (exec channel data is consumed
-	// so it never crowds the session's event list).
-	OnEvent func(ev []byte) bool
+	// OnEvent sees every event the chain emits, decoded, before it is
+	// recorded, and the exec channels' output (Spec.OnEvent); returning
+	// true consumes it.
+	OnEvent func(e *Event) bool
 	// OnInput vets what is typed into the shell (Spec.OnInput).
 	OnInput func(p []byte) error
 	// LineCheck checks typed lines as the screen shows them (Spec.LineCheck).
@@ -72,19 +72,13 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	// The plugin reports the connection's end as a "closed" event (after
 	// an "error" one when it failed): the session ends with its reason.
 	var self atomic.Pointer[Session]
-	onEvent := func(ev []byte) bool {
-		if o.OnEvent != nil && o.OnEvent(ev) {
+	onEvent := func(e *Event) bool {
+		if o.OnEvent != nil && o.OnEvent(e) {
 			return true
 		}
-		if bytes.Contains(ev, []byte(`"closed"`)) {
-			var e struct {
-				Type   string `json:"type"`
-				Reason string `json:"reason"`
-			}
-			if json.Unmarshal(ev, &e) == nil && e.Type == "closed" {
-				if s := self.Load(); s != nil {
-					go s.end(fmt.Errorf("SSH connection closed: %s", e.Reason))
-				}
+		if c, ok := e.Body.(*abi.Closed); ok {
+			if s := self.Load(); s != nil {
+				go s.end(fmt.Errorf("SSH connection closed: %s", c.Reason))
 			}
 		}
 		return false
@@ -129,14 +123,14 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	if _, _, err := s.Control(ctx, req, false); err != nil {
 		return fail(fmt.Errorf("%w: %v", ErrSSH, err))
 	}
-	ev, err := s.awaitEvent(ctx, seq, "connected", "error", "closed")
+	ev, err := s.awaitEvent(ctx, seq, abi.TypeConnected, abi.TypeError, abi.TypeClosed)
 	if errors.Is(err, context.Canceled) {
 		return fail(fmt.Errorf("%w: cancelled while connecting to %s", ErrSSH, s.Peer))
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%w: no answer from %s within %s (%v)", ErrSSH, s.Peer, o.Timeout, s.endReason(err)))
 	}
-	if ev.Type != "connected" {
+	if ev.Type != abi.TypeConnected {
 		return fail(fmt.Errorf("%w: %s", ErrSSH, eventMessage(ev)))
 	}
 	if !o.Shell {
@@ -147,11 +141,11 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 	if _, _, err := s.Control(ctx, req, false); err != nil {
 		return fail(fmt.Errorf("%w: opening the shell: %v", ErrSSH, err))
 	}
-	ev, err = s.awaitEvent(ctx, seq, "opened", "error", "closed", "channel_closed")
+	ev, err = s.awaitEvent(ctx, seq, abi.TypeOpened, abi.TypeError, abi.TypeClosed, abi.TypeChannelClosed)
 	if err != nil {
 		return fail(fmt.Errorf("%w: the server did not open a shell within %s (%v)", ErrSSH, o.Timeout, s.endReason(err)))
 	}
-	if ev.Type != "opened" {
+	if ev.Type != abi.TypeOpened {
 		return fail(fmt.Errorf("%w: the server refused a shell: %s", ErrSSH, eventMessage(ev)))
 	}
 	return s, nil
@@ -160,15 +154,19 @@ func (r *Registry) OpenSSH(ctx context.Context, attach Attacher, o SSHOptions) (
 // ShellChannel is the channel number of an SSH session's shell.
 const ShellChannel = 1
 
-// eventMessage is an error event's message.
+// eventMessage is an error or closed event's message.
 func eventMessage(ev Event) string {
-	if m, ok := ev.Fields["message"].(string); ok && m != "" {
-		return m
+	switch b := ev.Body.(type) {
+	case *abi.Error:
+		if b.Message != "" {
+			return b.Message
+		}
+	case *abi.Closed:
+		if b.Reason != "" {
+			return b.Reason
+		}
 	}
-	if m, ok := ev.Fields["reason"].(string); ok && m != "" {
-		return m
-	}
-	return ev.Type
+	return string(ev.Type)
 }
 
 // endReason explains a failed wait: the session's end error if it ended.
@@ -190,7 +188,7 @@ func (s *Session) lastSeq() uint64 {
 
 // awaitEvent waits for the first event after seq of one of the types, or
 // for the session's end (an error), or ctx.
-func (s *Session) awaitEvent(ctx context.Context, seq uint64, types ...string) (Event, error) {
+func (s *Session) awaitEvent(ctx context.Context, seq uint64, types ...abi.EventType) (Event, error) {
 	for {
 		s.mu.Lock()
 		for _, e := range s.events {
@@ -219,7 +217,7 @@ func (s *Session) awaitEvent(ctx context.Context, seq uint64, types ...string) (
 }
 
 // AwaitEvent is awaitEvent for callers outside the package.
-func (s *Session) AwaitEvent(ctx context.Context, seq uint64, types ...string) (Event, error) {
+func (s *Session) AwaitEvent(ctx context.Context, seq uint64, types ...abi.EventType) (Event, error) {
 	return s.awaitEvent(ctx, seq, types...)
 }
 
