@@ -1,7 +1,7 @@
 // Package sdk is what a termhost plugin imports. A plugin is a Go main
 // package built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared; it
 // registers a Factory in an init function and the SDK turns the numeric
-// exports of ABI v1 (sdk/ABI.md) into calls on the per-session values the
+// exports of ABI v1.1 (sdk/ABI.md) into calls on the per-session values the
 // factory returns:
 //
 //	package main

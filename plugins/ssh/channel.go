@@ -228,8 +228,8 @@ func (w userWriter) Write(p []byte) (int, error) {
 }
 
 // channelWriter sends an exec's output stream as bytes on the channel
-// stream (ABI 1.1), one emission per write (x/crypto writes at most 32 KiB
-// at a time).
+// stream (ABI 1.1), one emission per write of at most 32 KiB (x/crypto
+// writes at most that at a time).
 type channelWriter struct {
 	s  *session
 	ch uint32
@@ -237,6 +237,10 @@ type channelWriter struct {
 }
 
 func (w channelWriter) Write(p []byte) (int, error) {
-	w.s.channelData(w.ch, w.fd, p)
+	for rest := p; len(rest) > 0; {
+		n := min(len(rest), 32<<10)
+		w.s.channelData(w.ch, w.fd, rest[:n])
+		rest = rest[n:]
+	}
 	return len(p), nil
 }
