@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -515,18 +516,25 @@ type wire struct {
 func Decode(p []byte) (Payload, error) {
 	var w wire
 	err := json.Unmarshal(p, &w)
-	if err != nil && (w.Type == "" || !known(EventType(w.Type))) {
-		// A type of its own may use any member in any shape.
+	if te, ok := err.(*json.UnmarshalTypeError); ok && !slices.Contains(membersOf(EventType(w.Type)), te.Field) {
+		// A member this type does not have, in a shape another type's
+		// member of that name has not: ignored, as any unknown member.
+		// (json reports the first such error and decodes the rest.)
+		err = nil
+	}
+	// A type of a plugin's own (a "data" event without a stream is not
+	// ABI 1.0's) may use any member in any shape.
+	if !known(EventType(w.Type)) || w.Type == string(TypeData) && w.Stream == "" {
 		var m map[string]any
-		if err2 := json.Unmarshal(p, &m); err2 != nil {
-			return nil, fmt.Errorf("an event must be one JSON object: %w", err2)
+		if err := json.Unmarshal(p, &m); err != nil {
+			return nil, fmt.Errorf("an event must be one JSON object: %w", err)
 		}
-		w.Type, _ = m["type"].(string)
-		if w.Type == "" {
+		typ, _ := m["type"].(string)
+		if typ == "" {
 			return nil, errors.New(`an event must have a "type" string member`)
 		}
 		delete(m, "type")
-		return &Unknown{Type: w.Type, Fields: m}, nil
+		return &Unknown{Type: typ, Fields: m}, nil
 	}
 	if err != nil {
 		var te *json.UnmarshalTypeError
@@ -608,16 +616,55 @@ func Decode(p []byte) (Payload, error) {
 		}
 		return &ChannelData{Ch: uint32(w.Ch), Fd: fd, Data: d}, nil
 	}
-	if w.Type == "" {
-		return nil, errors.New(`an event must have a "type" string member`)
+	return nil, fmt.Errorf("%s event: not decoded", w.Type) // not reached: every known type is a case
+}
+
+// membersOf is a type's wire members (nil: not a type of this package).
+// A function, not a map: a plugin that never decodes links none of it.
+func membersOf(t EventType) []string {
+	switch t {
+	case TypePrompt:
+		return []string{"source", "mark", "dialect", "hostname", "mode", "submode", "prompt", "user", "cwd", "exitCode", "durationMs"}
+	case TypeDone:
+		return []string{"source", "exitCode"}
+	case TypeCommand:
+		return []string{"source", "command"}
+	case TypePager:
+		return []string{"text", "pages", "answered"}
+	case TypePagerLimit:
+		return []string{"pages", "quit"}
+	case TypeQuestion:
+		return []string{"text"}
+	case TypeLogin:
+		return []string{"field"}
+	case TypeError:
+		return []string{"text", "message", "stage", "ch"}
+	case TypeDialect:
+		return []string{"name", "detected", "confident"}
+	case TypeTitle:
+		return []string{"title"}
+	case TypeOption:
+		return []string{"option", "side", "enabled"}
+	case TypeConnected:
+		return []string{"serverVersion", "cipher"}
+	case TypeBanner:
+		return []string{"message"}
+	case TypeClosed:
+		return []string{"reason"}
+	case TypeOpened:
+		return []string{"ch"}
+	case TypeExit:
+		return []string{"ch", "code", "signal"}
+	case TypeChannelClosed:
+		return []string{"ch"}
+	case TypePluginFailed:
+		return []string{"plugin", "version", "error", "outcome"}
+	case TypeChainOverflow:
+		return []string{"error"}
+	case TypeData:
+		return []string{"ch", "stream", "data"}
 	}
-	// A type of its own: its members as they are.
-	var m map[string]any
-	if err := json.Unmarshal(p, &m); err != nil {
-		return nil, fmt.Errorf("an event must be one JSON object: %w", err)
-	}
-	delete(m, "type")
-	return &Unknown{Type: w.Type, Fields: m}, nil
+	return nil
 }
 
 func known(t EventType) bool {

@@ -111,6 +111,9 @@ func TestDecodeV1Stream(t *testing.T) {
 		{`{"type":"closed","reason":"auth failed"}`, &Closed{Reason: "auth failed"}},
 		// a plugin's own event
 		{`{"type":"shout","count":3,"ch":"x"}`, &Unknown{Type: "shout", Fields: map[string]any{"count": 3.0, "ch": "x"}}},
+		{`{"type":"data","value":5}`, &Unknown{Type: "data", Fields: map[string]any{"value": 5.0}}},
+		// a member the type does not have is ignored, whatever its shape
+		{`{"type":"title","title":"x","pages":"many","extra":[1]}`, &Title{Title: "x"}},
 	}
 	for _, c := range cases {
 		got, err := Decode([]byte(c.v1))
@@ -128,13 +131,14 @@ func TestDecodeV1Stream(t *testing.T) {
 // of the wrong shape names the member and what it expected.
 func TestDecodeErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		`not json`:                            "one JSON object",
-		`[1,2]`:                               "one JSON object",
-		`{"text":"no type"}`:                  `"type" string member`,
-		`{"type":"prompt","exitCode":"one"}`:  `member "exitCode": expected int, got a JSON string`,
-		`{"type":"pager","pages":true}`:       `member "pages": expected int`,
-		`{"type":"data","ch":2,"data":"%%%"}`: `member "data": expected base64`,
-		`{"type":"data","ch":-1,"data":""}`:   `member "ch": expected a channel number`,
+		`not json`:                           "one JSON object",
+		`[1,2]`:                              "one JSON object",
+		`{"text":"no type"}`:                 `"type" string member`,
+		`{"type":5}`:                         `"type" string member`,
+		`{"type":"prompt","exitCode":"one"}`: `member "exitCode": expected int, got a JSON string`,
+		`{"type":"pager","pages":true}`:      `member "pages": expected int`,
+		`{"type":"data","ch":2,"stream":"stdout","data":"%%%"}`: `member "data": expected base64`,
+		`{"type":"data","ch":-1,"stream":"stdout","data":""}`:   `member "ch": expected a channel number`,
 	} {
 		_, err := Decode([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
