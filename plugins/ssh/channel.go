@@ -12,8 +12,8 @@ import (
 )
 
 // channel is one session channel: the shell (output to the user, input from
-// outbound chunks) or an exec (output as data events). Its SSH requests
-// run on its own goroutines, never on an export's: they wait for the
+// outbound chunks) or an exec (output on the channel stream). Its requests
+// run on goroutines of its own, never on an export's: they wait for the
 // server, which only answers in a later call.
 type channel struct {
 	s     *session
@@ -76,8 +76,8 @@ func (c *channel) resize(cols, rows int) {
 }
 
 // run opens the channel, runs its shell or command and reports how it
-// ended; events: opened, data (exec), exit, channel_closed — or error with
-// stage "channel".
+// ended; events: opened, exit, channel_closed — or error with stage
+// "channel" (an exec's output goes on the channel stream).
 func (c *channel) run(req request) {
 	s := c.s
 	defer s.removeChannel(c)
