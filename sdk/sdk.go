@@ -1,7 +1,7 @@
 // Package sdk is what a termhost plugin imports. A plugin is a Go main
 // package built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared; it
 // registers a Factory in an init function and the SDK turns the numeric
-// exports of ABI v1 (sdk/ABI.md) into calls on the per-session values the
+// exports of ABI v1.1 (sdk/ABI.md) into calls on the per-session values the
 // factory returns:
 //
 //	package main
@@ -111,9 +111,11 @@ func (e *RefusedError) Error() string { return e.Reason }
 // Out is a session's way to emit. Bytes passed to it are copied by the host
 // before the call returns, so buffers may be reused at once.
 type Out struct {
-	sid  uint32
-	emit EmitFunc
-	rt   *Runtime
+	sid   uint32
+	emit  EmitFunc
+	rt    *Runtime
+	evbuf []byte // Emit's encoding buffer
+	chbuf []byte // Channel's
 }
 
 // SID is the session id the host gave on open.
@@ -134,8 +136,25 @@ func (o *Out) ToPeer(p []byte) {
 	}
 }
 
-// Event emits one event; v is marshalled to a JSON object that must carry a
-// "type" field.
+// Emit emits one typed event (sdk/abi's Prompt, Pager, Title …; sdk/ABI.md
+// "Events"), encoded without reflection in a buffer the session reuses.
+func (o *Out) Emit(e abi.Payload) {
+	o.evbuf = e.AppendEvent(o.evbuf[:0])
+	o.emit(o.sid, abi.Event, o.evbuf)
+}
+
+// Channel emits bytes of side channel ch's output stream fd (abi.FdStdout,
+// abi.FdStderr) on the channel stream (ABI 1.1): bulk output that belongs
+// to something other than the session's screen (an SSH exec's stdout)
+// travels as bytes, never inside an event.
+func (o *Out) Channel(ch uint32, fd uint8, p []byte) {
+	o.chbuf = abi.AppendChannel(o.chbuf[:0], ch, fd, p)
+	o.emit(o.sid, abi.Channel, o.chbuf)
+}
+
+// Event emits one event of a plugin's own type; v is marshalled to a JSON
+// object that must carry a "type" field. The events sdk/abi defines go
+// through Emit.
 func (o *Out) Event(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -145,7 +164,8 @@ func (o *Out) Event(v any) {
 	o.emit(o.sid, abi.Event, b)
 }
 
-// EventJSON emits an event already encoded as a JSON object.
+// EventJSON emits an event already encoded as a JSON object (for instance
+// by an abi Payload's AppendEvent).
 func (o *Out) EventJSON(b []byte) { o.emit(o.sid, abi.Event, b) }
 
 // Logf emits a log line; the host logs it with the plugin's name.

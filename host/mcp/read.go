@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -11,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // Bounds of every reading tool's numbers (SPEC SES-7, SES-8).
@@ -83,8 +85,8 @@ type readOut struct {
 }
 
 type eventOut struct {
-	Type   string         `json:"type"`
-	Fields map[string]any `json:"fields,omitempty"`
+	Type   string          `json:"type"`
+	Fields json.RawMessage `json:"fields,omitempty"` // the event's members but type, as the plugin emitted them
 }
 
 // read is the one read every reading tool does: wait per spec (with
@@ -111,10 +113,10 @@ func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, sess *sessi
 		TimeoutMs: res.TimeoutMs, HasMore: res.HasMore, Evicted: res.Evicted, State: string(sess.State()),
 	}
 	for _, e := range res.Events {
-		if e.Type == "option" && len(res.Events) > 8 {
+		if e.Type == abi.TypeOption && len(res.Events) > 8 {
 			continue // negotiation chatter: keep results short
 		}
-		out.Events = append(out.Events, eventOut{Type: e.Type, Fields: e.Fields})
+		out.Events = append(out.Events, eventOut{Type: string(e.Type), Fields: abi.FieldsJSON(e.Body)})
 	}
 	if !res.Alive {
 		out.Error = sess.Info().Error

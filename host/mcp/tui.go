@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // The terminal-tester tools (seed 004, SPEC TUI-1): snake_case session_id,
@@ -410,17 +411,11 @@ func (s *Server) awaitOne(ctx context.Context, req *sdk.CallToolRequest, sess *s
 		TimeoutMs: used.Milliseconds(), State: string(sess.State())}
 	evs := sess.Events(cur.Seq)
 	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Type != "prompt" {
+		p, ok := evs[i].Body.(*abi.Prompt)
+		if !ok {
 			continue
 		}
-		if c, ok := evs[i].Fields["exitCode"].(float64); ok {
-			code := int(c)
-			out.ExitCode = &code
-		}
-		if d, ok := evs[i].Fields["durationMs"].(float64); ok {
-			ms := int64(d)
-			out.DurationMs = &ms
-		}
+		out.ExitCode, out.DurationMs = p.ExitCode, p.DurationMs
 		break
 	}
 	if reason == session.ReasonExit || reason == session.ReasonEOF {

@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -96,14 +95,7 @@ func failOutcome(err error, what string) string {
 // and to the log.
 func (b *Binding) failed(s wasmhost.Sink, cause error, outcome string) {
 	name, ver := b.Plugin()
-	ev, _ := json.Marshal(struct {
-		Type    string `json:"type"`
-		Plugin  string `json:"plugin"`
-		Version string `json:"version"`
-		Error   string `json:"error"`
-		Outcome string `json:"outcome"`
-	}{"plugin_failed", name, ver, describe(cause), outcome})
-	s.Emit(abi.Event, ev)
+	s.Emit(abi.Event, abi.PluginFailed{Plugin: name, Version: ver, Error: describe(cause), Outcome: outcome}.AppendEvent(nil))
 	b.r.log.Warn("plugin failed", "plugin", name, "version", ver, "error", describe(cause), "outcome", outcome)
 }
 

@@ -1,6 +1,10 @@
 package session
 
-import "context"
+import (
+	"context"
+
+	"github.com/termhost/termhost/sdk/abi"
+)
 
 // What a kind's driver uses of a session besides reads and sends: wait for
 // an event of its plugin, learn why the session ended, end it.
@@ -24,7 +28,7 @@ func (s *Session) lastSeq() uint64 {
 
 // awaitEvent waits for the first event after seq of one of the types, or
 // for the session's end (an error), or ctx.
-func (s *Session) awaitEvent(ctx context.Context, seq uint64, types ...string) (Event, error) {
+func (s *Session) awaitEvent(ctx context.Context, seq uint64, types ...abi.EventType) (Event, error) {
 	for {
 		s.mu.Lock()
 		for _, e := range s.events {
@@ -53,7 +57,7 @@ func (s *Session) awaitEvent(ctx context.Context, seq uint64, types ...string) (
 }
 
 // AwaitEvent is awaitEvent for callers outside the package.
-func (s *Session) AwaitEvent(ctx context.Context, seq uint64, types ...string) (Event, error) {
+func (s *Session) AwaitEvent(ctx context.Context, seq uint64, types ...abi.EventType) (Event, error) {
 	return s.awaitEvent(ctx, seq, types...)
 }
 

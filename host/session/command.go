@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/ansi"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // RunOptions run one command and collect its output (run_command, SPEC
@@ -49,8 +50,19 @@ type RunResult struct {
 // command after each one, or a newline left behind after a password).
 const enter = "\r"
 
-// endEvents end a command's wait besides a prompt.
-var endEvents = map[string]bool{"question": true, "pager_limit": true, "login": true}
+// endsWait says whether an event ends a command's wait besides a prompt:
+// a question, a login field, or a pager_limit after which the dialect did
+// not leave the pager (with its quit key the device returns to its prompt
+// and the wait goes on).
+func endsWait(e *Event) bool {
+	switch b := e.Body.(type) {
+	case *abi.Question, *abi.Login:
+		return true
+	case *abi.PagerLimit:
+		return !b.Quit
+	}
+	return false
+}
 
 // echoQuiet: without an echo of the command, how long the stream must be
 // quiet before a prompt counts.
@@ -183,13 +195,6 @@ func (c *collector) slice(start, end uint64) ([]byte, uint64) {
 	return c.data[lo-c.off : hi-c.off], (end - start) - (hi - lo)
 }
 
-// leftPager: a pager_limit after which the dialect left the pager (its
-// quit key), so the device returns to its prompt and the wait goes on.
-func leftPager(e *Event) bool {
-	q, _ := e.Fields["quit"].(bool)
-	return e.Type == "pager_limit" && q
-}
-
 // RunCommand sends a command line, waits for the end of its output (the
 // dialect's or the shell's prompt, an expect match, a question, the
 // pager bound, the session's end or the timeout), and returns the output
@@ -222,11 +227,8 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 	// EOR also follows a pager prompt or a question.
 	dialect := s.hasPlugin(DialectPlugin)
 	isPrompt := func(e *Event) bool {
-		if e.Type != "prompt" {
-			return false
-		}
-		_, fromDialect := e.Fields["dialect"]
-		return !dialect || fromDialect
+		p, ok := e.Body.(*abi.Prompt)
+		return ok && (!dialect || p.Source == abi.SourceDialect)
 	}
 	// The output is copied out as it arrives: a long one would otherwise
 	// lose its head to the session's ring before the command ends.
@@ -258,7 +260,7 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 			if e.Offset <= mark.Off {
 				continue
 			}
-			if endEvents[e.Type] && !leftPager(e) || isPrompt(e) && ends(e) {
+			if endsWait(e) || isPrompt(e) && ends(e) {
 				return true
 			}
 		}
@@ -284,56 +286,59 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 	res := RunResult{Reason: string(reason), TimeoutMs: used.Milliseconds()}
 	start, end := mark.Off, s.buf.Head()
 	var promptEv, doneEv, cmdEv *Event
+	var prompt *abi.Prompt
 	limited := false // the pager bound was reached
 	evs := s.Events(mark.Seq)
 	for i := range evs {
 		e := &evs[i]
-		if e.Offset <= mark.Off && e.Type != "dialect" {
+		if e.Offset <= mark.Off && e.Type != abi.TypeDialect {
 			continue
 		}
-		switch e.Type {
-		case "command":
-			if cmdEv == nil {
+		switch b := e.Body.(type) {
+		case *abi.Command:
+			if cmdEv == nil && b.Source == abi.SourceShell {
 				cmdEv = e
 			}
-		case "pager", "pager_limit":
+		case *abi.Pager:
 			// The dialect counts the pages of a command: a long run of
 			// pages outlives the session's event ring.
-			if n, ok := e.Fields["pages"].(float64); ok {
-				res.Pages = max(res.Pages, int(n))
-			} else if e.Type == "pager" {
+			if b.Pages > 0 {
+				res.Pages = max(res.Pages, b.Pages)
+			} else {
 				res.Pages++
 			}
-			limited = limited || e.Type == "pager_limit"
-		case "question":
+		case *abi.PagerLimit:
+			res.Pages = max(res.Pages, b.Pages)
+			limited = true
+		case *abi.Question:
 			if res.Question == "" {
-				res.Question, _ = e.Fields["text"].(string)
+				res.Question = b.Text
 				res.Reason = "question"
 				end = e.Offset
 			}
-		case "login":
+		case *abi.Login:
 			if res.Question == "" && res.Field == "" {
-				res.Field, _ = e.Fields["field"].(string)
+				res.Field = b.Field
 				res.Reason = "login"
 				end = e.Offset
 			}
-		case "error":
+		case *abi.Error:
 			if res.Error == "" {
-				res.Error, _ = e.Fields["text"].(string)
+				res.Error = b.Text
 			}
-		case "done":
+		case *abi.Done:
 			if doneEv == nil {
 				doneEv = e
 			}
-		case "prompt":
+		case *abi.Prompt:
 			if promptEv == nil && isPrompt(e) && ends(e) {
-				promptEv = e
+				promptEv, prompt = e, b
 			}
-		case "dialect":
-			res.Dialect, _ = e.Fields["name"].(string)
+		case *abi.Dialect:
+			res.Dialect = b.Name
 		}
 	}
-	shell := promptEv != nil && promptEv.Fields["source"] == "shell"
+	shell := prompt != nil && prompt.Source == abi.SourceShell
 	switch {
 	case res.Question != "", res.Field != "":
 	case promptEv != nil:
@@ -345,15 +350,12 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 		if shell && doneEv != nil {
 			end = doneEv.Offset // the end of the output, before the prompt is drawn
 		}
-		res.Prompt, _ = promptEv.Fields["prompt"].(string)
-		res.Mode, _ = promptEv.Fields["mode"].(string)
-		res.Submode, _ = promptEv.Fields["submode"].(string)
-		res.Hostname, _ = promptEv.Fields["hostname"].(string)
-		if d, ok := promptEv.Fields["dialect"].(string); ok && d != "" {
-			res.Dialect = d
+		res.Prompt, res.Mode, res.Submode, res.Hostname = prompt.Prompt, prompt.Mode, prompt.Submode, prompt.Hostname
+		if prompt.Dialect != "" {
+			res.Dialect = prompt.Dialect
 		}
-		if c, ok := promptEv.Fields["exitCode"].(float64); ok {
-			n := int(c)
+		if prompt.ExitCode != nil {
+			n := *prompt.ExitCode
 			res.ExitCode = &n
 		}
 	case learned.found:

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // DefaultMaxSecrets bounds the secrets a server masks (the oldest go).
@@ -120,6 +123,26 @@ func maskAll(b, sec []byte) {
 			b[k] = '*'
 		}
 		i += j + 1
+	}
+}
+
+// maskEvent masks, in place, every string of a decoded event's body: the
+// string members of sdk/abi's event structs, the values of an unknown
+// type's members.
+func (t *SecretSet) maskEvent(body abi.Payload) {
+	if u, ok := body.(*abi.Unknown); ok {
+		t.maskValue(u.Fields, 0)
+		return
+	}
+	v := reflect.ValueOf(body)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	v = v.Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.String && f.CanSet() {
+			f.SetString(t.MaskString(f.String()))
+		}
 	}
 }
 

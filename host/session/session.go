@@ -142,12 +142,15 @@ func (c *Config) defaults() {
 
 // Event is something a plugin (or the session) reported: numbered in one
 // sequence per session, placed at the buffer offset where it happened.
+// Body is its typed content, decoded once by the walker (sdk/abi's event
+// structs, by pointer: *abi.Prompt, *abi.Pager …, or *abi.Unknown for a
+// type of a plugin's own); Type is Body's type.
 type Event struct {
-	Seq    uint64         `json:"seq"`
-	Offset uint64         `json:"offset"`
-	Type   string         `json:"type"`
-	At     time.Time      `json:"at"`
-	Fields map[string]any `json:"fields,omitempty"`
+	Seq    uint64
+	Offset uint64
+	Type   abi.EventType
+	At     time.Time
+	Body   abi.Payload
 }
 
 // maxEvents bounds the events a session keeps.
@@ -229,7 +232,7 @@ type Session struct {
 	// lineCheck and line: the screen check of typed lines (linecheck.go).
 	outputs   []OutputStage
 	holdTimer *time.Timer
-	onEvent   func(ev []byte) bool
+	onEvent   func(e *Event) bool
 	onInput   func(p []byte) error
 	lineCheck *LineCheck
 	line      lineState

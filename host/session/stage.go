@@ -51,11 +51,14 @@ type InputStage interface {
 	CheckInput(p []byte) error
 }
 
-// An EventStage sees each event the chain emits, as raw JSON, before it
-// is recorded; returning true consumes it.
+// An EventStage sees each event the chain emits, decoded, before it is
+// recorded (and before its text is masked); returning true consumes it.
+// Channel emissions come to it too, as events with an *abi.ChannelData
+// body: one no stage consumes is dropped (bulk data is never recorded).
+// What the event's body points to is valid only during the call.
 type EventStage interface {
 	Stage
-	FilterEvent(ev []byte) bool
+	FilterEvent(e *Event) bool
 }
 
 // InputFunc is an InputStage made of a function.
@@ -65,10 +68,10 @@ func (InputFunc) StageName() string           { return "input" }
 func (f InputFunc) CheckInput(p []byte) error { return f(p) }
 
 // EventFunc is an EventStage made of a function.
-type EventFunc func(ev []byte) bool
+type EventFunc func(e *Event) bool
 
-func (EventFunc) StageName() string            { return "event" }
-func (f EventFunc) FilterEvent(ev []byte) bool { return f(ev) }
+func (EventFunc) StageName() string           { return "event" }
+func (f EventFunc) FilterEvent(e *Event) bool { return f(e) }
 
 // StageName: a LineCheck is a stage of its own kind (linecheck.go).
 func (*LineCheck) StageName() string { return "linecheck" }
@@ -78,7 +81,7 @@ func (*LineCheck) StageName() string { return "linecheck" }
 type stageSet struct {
 	outputs   []OutputStage
 	onInput   func(p []byte) error
-	onEvent   func(ev []byte) bool
+	onEvent   func(e *Event) bool
 	lineCheck *LineCheck
 }
 
@@ -123,7 +126,7 @@ func sortStages(stages []Stage) (stageSet, error) {
 		}
 	}
 	if len(events) > 0 {
-		s.onEvent = func(ev []byte) bool {
+		s.onEvent = func(ev *Event) bool {
 			for _, e := range events {
 				if e.FilterEvent(ev) {
 					return true

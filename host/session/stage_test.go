@@ -34,9 +34,9 @@ func TestSpecStages(t *testing.T) {
 			}
 			return nil
 		}),
-		EventFunc(func(e []byte) bool {
-			seen = append(seen, string(e))
-			return strings.Contains(string(e), "hidden")
+		EventFunc(func(e *Event) bool {
+			seen = append(seen, string(e.Type))
+			return e.Type == "hidden"
 		}),
 	}}, []*fake{ev}, nil)
 	if err := s.Send(context.Background(), []byte("reboot\r")); !errors.Is(err, refused) {

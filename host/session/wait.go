@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/termhost/termhost/host/ansi"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // Reason says why a wait returned (SPEC SES-7).
@@ -345,7 +346,7 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 func (s *Session) promptAfterLocked(seq uint64, dialectOnly bool) bool {
 	for i := len(s.events) - 1; i >= 0 && s.events[i].Seq > seq; i-- {
 		e := &s.events[i]
-		if _, fromDialect := e.Fields["dialect"]; e.Type == "prompt" && (fromDialect || !dialectOnly) {
+		if p, ok := e.Body.(*abi.Prompt); ok && (p.Source == abi.SourceDialect || !dialectOnly) {
 			return true
 		}
 	}

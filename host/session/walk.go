@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -22,18 +21,20 @@ const (
 // direction dir, for 0 <= i < len(chain); past either end of the chain, or
 // an event, i is one of the destinations below.
 type step struct {
-	i      int
-	dir    abi.Dir
-	data   []byte
-	off    uint64 // event: its buffer offset, when known at emission time
-	hasOff bool
+	i       int
+	dir     abi.Dir
+	data    []byte
+	off     uint64 // event: its buffer offset, when known at emission time
+	hasOff  bool
+	channel bool
 }
 
 // Destinations of a step that are no plugin of the chain.
 const (
 	// toWriter: outbound past chain[0], the batch for the writer.
 	toWriter = -1
-	// toEvent: not bytes but an event (data is its JSON).
+	// toEvent: not bytes but an event (data is its JSON) or, with
+	// channel, a channel emission (data is its header and bytes).
 	toEvent = -2
 )
 
@@ -105,8 +106,8 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 		}
 		// The screen (index pastChain) answers through the whole chain.
 		w.pend = append(w.pend, step{i: w.cur - 1, dir: abi.Outbound, data: w.keep(p)})
-	case abi.Event:
-		e := step{i: toEvent, data: w.keep(p)}
+	case abi.Event, abi.Channel:
+		e := step{i: toEvent, data: w.keep(p), channel: stream == abi.Channel}
 		if w.cur >= last {
 			// The last plugin's (and the screen's) bytes are already in the
 			// buffer: the event's place is known now.
@@ -264,32 +265,46 @@ func (w *walker) feedScreen() bool {
 	return n > 0
 }
 
-// event records a plugin event, at the buffer offset it was emitted at.
+// event decodes a plugin event (or channel emission) once into its typed
+// body, offers it to the session's hook, and records it at the buffer
+// offset it was emitted at.
 func (w *walker) event(st step) {
-	if w.s.onEvent != nil && w.s.onEvent(st.data) {
+	off := w.s.buf.End()
+	if st.hasOff {
+		off = st.off
+	}
+	var body abi.Payload
+	if st.channel {
+		d, err := abi.DecodeChannel(st.data)
+		if err != nil {
+			w.s.log.Warn("plugin emitted a malformed channel emission", "err", err)
+			return
+		}
+		body = &d
+	} else {
+		var err error
+		if body, err = abi.Decode(st.data); err != nil {
+			w.s.log.Warn("plugin emitted an event that does not decode", "err", err)
+			return
+		}
+	}
+	e := Event{Offset: off, Type: body.EventType(), At: time.Now(), Body: body}
+	if w.s.onEvent != nil && w.s.onEvent(&e) {
 		return
 	}
-	var fields map[string]any
-	if err := json.Unmarshal(st.data, &fields); err != nil {
-		w.s.log.Warn("plugin emitted an event that is not a JSON object", "err", err)
+	if _, ok := body.(*abi.ChannelData); ok {
+		// Bulk output nobody reads (a channel given up on): never an event.
 		return
 	}
 	// A plugin saw the peer's bytes before they were masked: its events'
 	// text (a prompt, an error line, a title) is masked here.
 	if w.s.cfg.Secrets.load() != nil {
-		w.s.cfg.Secrets.maskValue(fields, 0)
+		w.s.cfg.Secrets.maskEvent(body)
 	}
-	typ, _ := fields["type"].(string)
-	delete(fields, "type")
-	off := w.s.buf.End()
-	if st.hasOff {
-		off = st.off
+	if f, ok := body.(*abi.PluginFailed); ok {
+		w.s.log.Error("plugin failed", "plugin", f.Plugin, "version", f.Version, "error", f.Error, "outcome", f.Outcome)
 	}
-	if typ == "plugin_failed" {
-		w.s.log.Error("plugin failed", "plugin", fields["plugin"], "version", fields["version"],
-			"error", fields["error"], "outcome", fields["outcome"])
-	}
-	w.events = append(w.events, Event{Offset: off, Type: typ, At: time.Now(), Fields: fields})
+	w.events = append(w.events, e)
 }
 
 // overflow stops a walk that exceeded its bounds.
@@ -298,8 +313,8 @@ func (w *walker) overflow() {
 		maxCalls, maxArena>>20)
 	w.s.log.Error("plugin chain overflow", "err", err)
 	w.stack = w.stack[:0]
-	w.events = append(w.events, Event{Offset: w.s.buf.End(), Type: "chain_overflow", At: time.Now(),
-		Fields: map[string]any{"error": err.Error()}})
+	w.events = append(w.events, Event{Offset: w.s.buf.End(), Type: abi.TypeChainOverflow, At: time.Now(),
+		Body: &abi.ChainOverflow{Error: err.Error()}})
 }
 
 // commit publishes a walk: the staged bytes and the events become visible

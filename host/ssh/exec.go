@@ -1,10 +1,8 @@
 package ssh
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // DefaultMaxBytes bounds each of stdout and stderr in a result.
@@ -70,63 +71,61 @@ func (ch *channel) finish() {
 	}
 }
 
-// chanEvent is an exec channel's event from the ssh plugin.
-type chanEvent struct {
-	Type    string `json:"type"`
-	Ch      int    `json:"ch"`
-	Stream  string `json:"stream"`
-	Data    string `json:"data"`
-	Code    *int   `json:"code"`
-	Signal  string `json:"signal"`
-	Message string `json:"message"`
+// eventChannel is the exec channel an ssh plugin event concerns, or 0
+// for the connection's own events (closed, connected, banner, an error
+// without a channel).
+func eventChannel(body abi.Payload) int {
+	switch b := body.(type) {
+	case *abi.ChannelData:
+		return int(b.Ch)
+	case *abi.Opened:
+		return b.Ch
+	case *abi.Exit:
+		return b.Ch
+	case *abi.ChannelClosed:
+		return b.Ch
+	case *abi.Error:
+		return b.Ch
+	}
+	return 0
 }
 
-// event routes exec-channel events to their collectors and consumes them;
-// everything else (the connection's and the shell's events) is recorded
-// by the session as usual.
-func (c *conn) event(raw []byte) bool {
-	if !bytes.Contains(raw, []byte(`"ch"`)) {
-		return false
-	}
-	var ev chanEvent
-	if err := json.Unmarshal(raw, &ev); err != nil || ev.Ch <= ShellChannel {
+// event routes exec channels' output and events to their collectors and
+// consumes them; everything else (the connection's and the shell's
+// events) is recorded by the session as usual.
+func (c *conn) event(e *session.Event) bool {
+	id := eventChannel(e.Body)
+	if id <= ShellChannel {
 		return false
 	}
 	c.mu.Lock()
-	if r := c.repl; r != nil && ev.Ch == r.id {
-		c.replEvent(r, ev)
+	if r := c.repl; r != nil && id == r.id {
+		c.replEvent(r, e.Body)
 		c.mu.Unlock()
 		return true
 	}
-	ch := c.chans[ev.Ch]
+	ch := c.chans[id]
 	c.mu.Unlock()
 	if ch == nil {
 		return true // a channel given up on: its late output goes nowhere
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	switch ev.Type {
-	case "data":
-		p, err := base64.StdEncoding.DecodeString(ev.Data)
-		if err != nil {
-			return true
-		}
-		if ev.Stream == "stderr" {
-			ch.stderr.write(p)
+	switch b := e.Body.(type) {
+	case *abi.ChannelData:
+		if b.Fd == abi.FdStderr {
+			ch.stderr.write(b.Data)
 		} else {
-			ch.stdout.write(p)
+			ch.stdout.write(b.Data)
 		}
-	case "exit":
-		ch.code, ch.signal = ev.Code, ev.Signal
-		if ch.errMsg == "" && ev.Message != "" && ev.Signal != "" {
-			ch.errMsg = ev.Message
-		}
-	case "error":
-		ch.errMsg = ev.Message
+	case *abi.Exit:
+		ch.code, ch.signal = b.Code, b.Signal
+	case *abi.Error:
+		ch.errMsg = b.Message
 		ch.finish()
-	case "opened":
+	case *abi.Opened:
 		ch.opened = true
-	case "channel_closed", "closed":
+	case *abi.ChannelClosed:
 		ch.finish()
 	}
 	return true
@@ -213,7 +212,7 @@ func (c *conn) execStarted(ctx context.Context, o ExecOptions) (Result, bool, er
 	watch, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	go func() { // the connection's end also ends the command
-		if _, err := c.s.AwaitEvent(watch, seq, "closed"); watch.Err() == nil || err == nil {
+		if _, err := c.s.AwaitEvent(watch, seq, abi.TypeClosed); watch.Err() == nil || err == nil {
 			close(ended)
 		}
 	}()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // repl is a persistent session's shell: one exec channel running /bin/sh
@@ -33,15 +35,12 @@ type repl struct {
 }
 
 // replEvent handles an event of the repl's channel. Caller holds c.mu.
-func (c *conn) replEvent(r *repl, ev chanEvent) {
+func (c *conn) replEvent(r *repl, body abi.Payload) {
 	cur := r.cur
-	switch ev.Type {
-	case "data":
-		p, err := base64.StdEncoding.DecodeString(ev.Data)
-		if err != nil {
-			return
-		}
-		if ev.Stream == "stderr" && r.pid == 0 {
+	switch b := body.(type) {
+	case *abi.ChannelData:
+		p := b.Data
+		if b.Fd == abi.FdStderr && r.pid == 0 {
 			r.pre = append(r.pre, p...)
 			pre := "\x1e" + r.nonce + ":pid:"
 			i := bytes.Index(r.pre, []byte(pre))
@@ -63,26 +62,26 @@ func (c *conn) replEvent(r *repl, ev chanEvent) {
 			return
 		}
 		cur.mu.Lock()
-		if ev.Stream == "stderr" {
+		if b.Fd == abi.FdStderr {
 			cur.stderr.write(p)
 		} else {
 			cur.stdout.write(p)
 		}
 		cur.checkMarks()
 		cur.mu.Unlock()
-	case "exit":
+	case *abi.Exit:
 		r.dead = true
 		if cur != nil {
 			cur.mu.Lock()
-			cur.code, cur.signal = ev.Code, ev.Signal
+			cur.code, cur.signal = b.Code, b.Signal
 			cur.mu.Unlock()
 		}
-	case "error", "channel_closed", "closed":
+	case *abi.Error, *abi.ChannelClosed:
 		r.dead = true
 		if cur != nil {
 			cur.mu.Lock()
-			if ev.Type == "error" {
-				cur.errMsg = ev.Message
+			if e, ok := b.(*abi.Error); ok {
+				cur.errMsg = e.Message
 			}
 			cur.finish()
 			cur.mu.Unlock()

@@ -1,7 +1,6 @@
 package ssh
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,10 +29,10 @@ type Options struct {
 	// HostCall answers the plugin's synchronous requests. It runs while
 	// the session's chain is busy: it must not call back into the session.
 	HostCall func(req []byte) ([]byte, error)
-	// OnEvent sees every event the chain emits, as raw JSON, before it is
-	// recorded; returning true consumes it (exec channel data is consumed
-	// so it never crowds the session's event list).
-	OnEvent func(ev []byte) bool
+	// OnEvent sees every event the chain emits, decoded, before it is
+	// recorded, and the exec channels' output (a session.EventFunc);
+	// returning true consumes it.
+	OnEvent func(e *session.Event) bool
 	// OnInput vets what is typed into the shell (a session.InputFunc).
 	OnInput func(p []byte) error
 	// LineCheck checks typed lines as the screen shows them (a stage).
@@ -74,19 +73,13 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 	// The plugin reports the connection's end as a "closed" event (after
 	// an "error" one when it failed): the session ends with its reason.
 	var self atomic.Pointer[session.Session]
-	onEvent := func(ev []byte) bool {
-		if o.OnEvent != nil && o.OnEvent(ev) {
+	onEvent := func(e *session.Event) bool {
+		if o.OnEvent != nil && o.OnEvent(e) {
 			return true
 		}
-		if bytes.Contains(ev, []byte(`"closed"`)) {
-			var e struct {
-				Type   string `json:"type"`
-				Reason string `json:"reason"`
-			}
-			if json.Unmarshal(ev, &e) == nil && e.Type == "closed" {
-				if s := self.Load(); s != nil {
-					go s.End(fmt.Errorf("SSH connection closed: %s", e.Reason))
-				}
+		if c, ok := e.Body.(*abi.Closed); ok {
+			if s := self.Load(); s != nil {
+				go s.End(fmt.Errorf("SSH connection closed: %s", c.Reason))
 			}
 		}
 		return false
@@ -145,14 +138,14 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 	if _, _, err := s.Control(ctx, req, false); err != nil {
 		return fail(fmt.Errorf("%w: %v", ErrSSH, err))
 	}
-	ev, err := s.AwaitEvent(ctx, seq, "connected", "error", "closed")
+	ev, err := s.AwaitEvent(ctx, seq, abi.TypeConnected, abi.TypeError, abi.TypeClosed)
 	if errors.Is(err, context.Canceled) {
 		return fail(fmt.Errorf("%w: cancelled while connecting to %s", ErrSSH, s.Peer))
 	}
 	if err != nil {
 		return fail(fmt.Errorf("%w: no answer from %s within %s (%v)", ErrSSH, s.Peer, o.Timeout, s.EndReason(err)))
 	}
-	if ev.Type != "connected" {
+	if ev.Type != abi.TypeConnected {
 		return fail(fmt.Errorf("%w: %s", ErrSSH, eventMessage(ev)))
 	}
 	if !o.Shell {
@@ -163,11 +156,11 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 	if _, _, err := s.Control(ctx, req, false); err != nil {
 		return fail(fmt.Errorf("%w: opening the shell: %v", ErrSSH, err))
 	}
-	ev, err = s.AwaitEvent(ctx, seq, "opened", "error", "closed", "channel_closed")
+	ev, err = s.AwaitEvent(ctx, seq, abi.TypeOpened, abi.TypeError, abi.TypeClosed, abi.TypeChannelClosed)
 	if err != nil {
 		return fail(fmt.Errorf("%w: the server did not open a shell within %s (%v)", ErrSSH, o.Timeout, s.EndReason(err)))
 	}
-	if ev.Type != "opened" {
+	if ev.Type != abi.TypeOpened {
 		return fail(fmt.Errorf("%w: the server refused a shell: %s", ErrSSH, eventMessage(ev)))
 	}
 	return s, nil
@@ -176,13 +169,17 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 // ShellChannel is the channel number of an SSH session's shell.
 const ShellChannel = 1
 
-// eventMessage is an error event's message.
+// eventMessage is an error or closed event's message.
 func eventMessage(ev session.Event) string {
-	if m, ok := ev.Fields["message"].(string); ok && m != "" {
-		return m
+	switch b := ev.Body.(type) {
+	case *abi.Error:
+		if b.Message != "" {
+			return b.Message
+		}
+	case *abi.Closed:
+		if b.Reason != "" {
+			return b.Reason
+		}
 	}
-	if m, ok := ev.Fields["reason"].(string); ok && m != "" {
-		return m
-	}
-	return ev.Type
+	return string(ev.Type)
 }

@@ -37,8 +37,11 @@ func hostEmit(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	sid, stream, ptr, n := uint32(stack[0]), abi.Stream(uint32(stack[1])), uint32(stack[2]), uint32(stack[3])
-	if stream > abi.Reply {
+	if stream > abi.Channel {
 		panic(fmt.Sprintf("emit: unknown stream %d", stream))
+	}
+	if stream == abi.Channel && n < abi.ChannelHeader {
+		panic(fmt.Sprintf("emit: a channel emission of %d bytes is shorter than its %d-byte header", n, abi.ChannelHeader))
 	}
 	left := &inst.left
 	if stream == abi.State || stream == abi.Reply {

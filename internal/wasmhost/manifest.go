@@ -39,6 +39,9 @@ func parseManifest(raw []byte) (abi.Manifest, error) {
 		return m, fmt.Errorf("manifest: \"version\" is empty")
 	case m.ABI != abi.Version:
 		return m, fmt.Errorf("manifest: \"abi\" is %d; this host speaks ABI %d", m.ABI, abi.Version)
+	case m.ABIMinor < 0 || m.ABIMinor > abi.Minor:
+		return m, fmt.Errorf("manifest: \"abiMinor\" is %d; this host speaks ABI %d.0 to %d.%d (the plugin needs a newer termhost)",
+			m.ABIMinor, abi.Version, abi.Version, abi.Minor)
 	case m.Kind != "protocol" && m.Kind != "screen" && m.Kind != "dialect":
 		return m, fmt.Errorf("manifest: \"kind\" is %q; expected protocol, screen or dialect", m.Kind)
 	case m.Failure != "" && m.Failure != "open" && m.Failure != "closed":

@@ -11,6 +11,7 @@ package main
 import (
 	"github.com/termhost/termhost/plugins/shell/marks"
 	"github.com/termhost/termhost/sdk"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 func init() { sdk.Register(newSession) }
@@ -58,7 +59,7 @@ func (s *session) mark(out *sdk.Out, m marks.Mark) {
 	switch m.Kind {
 	case 'C':
 		s.running, s.start = true, now
-		out.Event(map[string]any{"type": "command"})
+		out.Emit(abi.Command{Source: abi.SourceShell})
 	case 'D':
 		f := &finished{code: m.Code, hasCode: m.HasCode}
 		if s.running && s.start > 0 {
@@ -67,24 +68,24 @@ func (s *session) mark(out *sdk.Out, m marks.Mark) {
 		s.done, s.running, s.start = f, false, 0
 		// Where the command's output ends (the prompt is drawn after it):
 		// run_command cuts its output here.
-		ev := map[string]any{"type": "done", "source": "shell"}
+		ev := abi.Done{Source: abi.SourceShell}
 		if f.hasCode {
-			ev["exitCode"] = f.code
+			ev.ExitCode = &f.code
 		}
-		out.Event(ev)
+		out.Emit(ev)
 	case 'B':
-		ev := map[string]any{"type": "prompt", "source": "shell"}
+		ev := abi.Prompt{Source: abi.SourceShell}
 		if s.done != nil {
 			if s.done.hasCode {
-				ev["exitCode"] = s.done.code
+				ev.ExitCode = &s.done.code
 			}
 			if s.done.durationMs > 0 || s.done.hasCode {
-				ev["durationMs"] = s.done.durationMs
+				ev.DurationMs = &s.done.durationMs
 			}
 			s.done = nil
 		}
 		s.seenPrompt = true
-		out.Event(ev)
+		out.Emit(ev)
 	}
 }
 

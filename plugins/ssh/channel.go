@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 
 	"golang.org/x/crypto/ssh"
@@ -14,8 +12,8 @@ import (
 )
 
 // channel is one session channel: the shell (output to the user, input from
-// outbound chunks) or an exec (output as data events). Its SSH requests
-// run on its own goroutines, never on an export's: they wait for the
+// outbound chunks) or an exec (output on the channel stream). Its requests
+// run on goroutines of its own, never on an export's: they wait for the
 // server, which only answers in a later call.
 type channel struct {
 	s     *session
@@ -78,15 +76,15 @@ func (c *channel) resize(cols, rows int) {
 }
 
 // run opens the channel, runs its shell or command and reports how it
-// ended; events: opened, data (exec), exit, channel_closed — or error with
-// stage "channel".
+// ended; events: opened, exit, channel_closed — or error with stage
+// "channel" (an exec's output goes on the channel stream).
 func (c *channel) run(req request) {
 	s := c.s
 	defer s.removeChannel(c)
 	fail := func(what string, err error) {
-		s.event(chanError{"error", c.id, fmt.Sprintf("channel %d: %s: %v", c.id, what, err), "channel"})
+		s.event(abi.Error{Ch: c.id, Message: fmt.Sprintf("channel %d: %s: %v", c.id, what, err), Stage: "channel"})
 	}
-	closed := func() { s.event(chanEvent{"channel_closed", c.id}) }
+	closed := func() { s.event(abi.ChannelClosed{Ch: c.id}) }
 	defer c.finish()
 	<-s.ready
 	s.mu.Lock()
@@ -107,8 +105,8 @@ func (c *channel) run(req request) {
 		w := userWriter{s}
 		ss.Stdout, ss.Stderr = w, w
 	} else {
-		ss.Stdout = &eventWriter{s: s, ch: c.id, stream: "stdout"}
-		ss.Stderr = &eventWriter{s: s, ch: c.id, stream: "stderr"}
+		ss.Stdout = channelWriter{s: s, ch: uint32(c.id), fd: abi.FdStdout}
+		ss.Stderr = channelWriter{s: s, ch: uint32(c.id), fd: abi.FdStderr}
 	}
 	stdin, err := ss.StdinPipe()
 	if err != nil {
@@ -150,19 +148,19 @@ func (c *channel) run(req request) {
 	c.sess = ss
 	c.mu.Unlock()
 	close(c.opened)
-	s.event(chanEvent{"opened", c.id})
+	s.event(abi.Opened{Ch: c.id})
 	go c.pump(stdin)
 	err = ss.Wait()
 	var ee *ssh.ExitError
 	var missing *ssh.ExitMissingError
 	switch {
 	case err == nil:
-		s.event(exitEvent{Type: "exit", Ch: c.id, Code: new(int)})
+		s.event(abi.Exit{Ch: c.id, Code: new(int)})
 	case errors.As(err, &ee) && ee.Signal() != "":
-		s.event(exitEvent{Type: "exit", Ch: c.id, Signal: ee.Signal()})
+		s.event(abi.Exit{Ch: c.id, Signal: ee.Signal()})
 	case errors.As(err, &ee):
 		code := ee.ExitStatus()
-		s.event(exitEvent{Type: "exit", Ch: c.id, Code: &code})
+		s.event(abi.Exit{Ch: c.id, Code: &code})
 	case errors.As(err, &missing):
 		// The channel closed without an exit status (e.g. closed by op
 		// close): channel_closed alone says so.
@@ -221,25 +219,6 @@ func (c *channel) pump(stdin io.WriteCloser) {
 	}
 }
 
-type chanEvent struct {
-	Type string `json:"type"`
-	Ch   int    `json:"ch"`
-}
-
-type chanError struct {
-	Type    string `json:"type"`
-	Ch      int    `json:"ch"`
-	Message string `json:"message"`
-	Stage   string `json:"stage"`
-}
-
-type exitEvent struct {
-	Type   string `json:"type"`
-	Ch     int    `json:"ch"`
-	Code   *int   `json:"code,omitempty"`
-	Signal string `json:"signal,omitempty"`
-}
-
 // userWriter sends a shell's output to the user.
 type userWriter struct{ s *session }
 
@@ -248,27 +227,19 @@ func (w userWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// eventWriter sends an exec's output as data events, one per write
-// (x/crypto writes at most 32 KiB at a time).
-type eventWriter struct {
-	s      *session
-	ch     int
-	stream string
-	buf    []byte
+// channelWriter sends an exec's output stream as bytes on the channel
+// stream (ABI 1.1), one emission per write of at most 32 KiB (x/crypto
+// writes at most that at a time).
+type channelWriter struct {
+	s  *session
+	ch uint32
+	fd uint8
 }
 
-func (w *eventWriter) Write(p []byte) (int, error) {
+func (w channelWriter) Write(p []byte) (int, error) {
 	for rest := p; len(rest) > 0; {
 		n := min(len(rest), 32<<10)
-		b := append(w.buf[:0], `{"type":"data","ch":`...)
-		b = strconv.AppendInt(b, int64(w.ch), 10)
-		b = append(b, `,"stream":"`...)
-		b = append(b, w.stream...)
-		b = append(b, `","data":"`...)
-		b = base64.StdEncoding.AppendEncode(b, rest[:n])
-		b = append(b, `"}`...)
-		w.buf = b
-		w.s.emit(abi.Event, b)
+		w.s.channelData(w.ch, w.fd, rest[:n])
 		rest = rest[n:]
 	}
 	return len(p), nil

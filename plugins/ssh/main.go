@@ -122,6 +122,10 @@ func (s *session) emitNow(stream abi.Stream, p []byte) {
 		s.out.ToPeer(p)
 	case abi.Event:
 		s.out.EventJSON(p)
+	case abi.Channel:
+		if d, err := abi.DecodeChannel(p); err == nil {
+			s.out.Channel(d.Ch, d.Fd, d.Data)
+		}
 	case abi.Log:
 		s.out.Logf("%s", p)
 	}
@@ -140,12 +144,17 @@ func (s *session) flush() {
 	}
 }
 
-func (s *session) event(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+func (s *session) event(e abi.Payload) {
+	s.emit(abi.Event, e.AppendEvent(nil))
+}
+
+// channelData sends output of exec channel ch on the channel stream.
+func (s *session) channelData(ch uint32, fd uint8, p []byte) {
+	if directEmit {
+		s.out.Channel(ch, fd, p)
 		return
 	}
-	s.emit(abi.Event, b)
+	s.emit(abi.Channel, abi.AppendChannel(nil, ch, fd, p))
 }
 
 func (s *session) logf(format string, args ...any) {
@@ -178,26 +187,15 @@ func (s *session) end(stage, msg string) {
 	client, conn := s.client, s.conn
 	s.mu.Unlock()
 	if stage != "" {
-		s.event(errorEvent{"error", msg, stage})
+		s.event(abi.Error{Message: msg, Stage: stage})
 	}
-	s.event(closedEvent{"closed", msg})
+	s.event(abi.Closed{Reason: msg})
 	if conn != nil {
 		conn.shut(errors.New(msg), true)
 	}
 	if client != nil {
 		go client.Close()
 	}
-}
-
-type errorEvent struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-	Stage   string `json:"stage"`
-}
-
-type closedEvent struct {
-	Type   string `json:"type"`
-	Reason string `json:"reason"`
 }
 
 // Data: inbound chunks are the peer's bytes (ciphertext) for x/crypto;
@@ -507,10 +505,7 @@ func (s *session) start(req *request) ([]byte, error) {
 		Auth:            auth,
 		HostKeyCallback: s.checkHostKey,
 		BannerCallback: func(msg string) error {
-			s.event(struct {
-				Type    string `json:"type"`
-				Message string `json:"message"`
-			}{"banner", msg})
+			s.event(abi.Banner{Message: msg})
 			return nil
 		},
 	}
@@ -623,11 +618,7 @@ func (s *session) handshake(cfg *ssh.ClientConfig, addr string, timeoutMs int64)
 	if am, ok := c.(ssh.AlgorithmsConnMetadata); ok {
 		cipher = am.Algorithms().Read.Cipher
 	}
-	s.event(struct {
-		Type          string `json:"type"`
-		ServerVersion string `json:"serverVersion"`
-		Cipher        string `json:"cipher"`
-	}{"connected", string(c.ServerVersion()), cipher})
+	s.event(abi.Connected{ServerVersion: string(c.ServerVersion()), Cipher: cipher})
 	close(s.ready)
 	err = client.Wait()
 	s.mu.Lock()

@@ -13,10 +13,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/termhost/termhost/plugins/telnet/proto"
 	"github.com/termhost/termhost/sdk"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 func init() { sdk.Register(newSession) }
@@ -122,21 +122,11 @@ func (k *sink) Event(e proto.Event) {
 		if e.Local {
 			side = "local"
 		}
-		ev = append(ev, `{"type":"option","option":"`...)
-		ev = append(ev, proto.OptionName(e.Option)...)
-		ev = append(ev, `","side":"`...)
-		ev = append(ev, side...)
-		ev = append(ev, `","enabled":`...)
-		ev = strconv.AppendBool(ev, e.Enabled)
-		ev = append(ev, '}')
+		ev = abi.Option{Option: proto.OptionName(e.Option), Side: side, Enabled: e.Enabled}.AppendEvent(ev)
 	case proto.EventPrompt:
-		ev = append(ev, `{"type":"prompt","mark":"`...)
-		ev = append(ev, e.Prompt.String()...)
-		ev = append(ev, `"}`...)
+		ev = abi.Prompt{Source: abi.SourceTelnet, Mark: e.Prompt.String()}.AppendEvent(ev)
 	case proto.EventCommand:
-		ev = append(ev, `{"type":"command","command":`...)
-		ev = strconv.AppendUint(ev, uint64(e.Command), 10)
-		ev = append(ev, '}')
+		ev = abi.Command{Source: abi.SourceTelnet, Code: int(e.Command)}.AppendEvent(ev)
 	default:
 		return
 	}

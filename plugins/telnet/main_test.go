@@ -41,7 +41,7 @@ func TestTelnetPlugin(t *testing.T) {
 			t.Errorf("to_peer % x\nwant    % x", peer, wantPeer)
 		}
 		events := string(sdktest.Collect(ems, abi.Event))
-		for _, want := range []string{`"option":"TTYPE"`, `"option":"NAWS"`, `{"type":"prompt","mark":"GA"}`} {
+		for _, want := range []string{`"option":"TTYPE"`, `"option":"NAWS"`, `{"type":"prompt","source":"telnet","mark":"GA"}`} {
 			if !strings.Contains(events, want) {
 				t.Errorf("events %s lack %s", events, want)
 			}
@@ -117,7 +117,7 @@ func TestTelnetPluginEscaped(t *testing.T) {
 			got = append(got, string(em.Data))
 		}
 		// The second GA, with no data since the first, says nothing new.
-		want := []string{"x\xffy", `{"type":"command","command":246}`, "z", `{"type":"prompt","mark":"GA"}`}
+		want := []string{"x\xffy", `{"type":"command","source":"telnet","command":246}`, "z", `{"type":"prompt","source":"telnet","mark":"GA"}`}
 		if !slices.Equal(got, want) {
 			t.Fatalf("emissions %q\nwant %q", got, want)
 		}
@@ -129,7 +129,7 @@ func TestTelnetPluginEscaped(t *testing.T) {
 		for _, em := range ems {
 			got = append(got, string(em.Data))
 		}
-		want = []string{"v", `{"type":"prompt","mark":"GA"}`, "w", `{"type":"prompt","mark":"GA"}`}
+		want = []string{"v", `{"type":"prompt","source":"telnet","mark":"GA"}`, "w", `{"type":"prompt","source":"telnet","mark":"GA"}`}
 		if !slices.Equal(got, want) {
 			t.Fatalf("flood: emissions %q\nwant %q", got, want)
 		}
@@ -138,7 +138,7 @@ func TestTelnetPluginEscaped(t *testing.T) {
 			t.Fatalf("plain chunk: action %d", a)
 		}
 		_, ems, _ = p.Data(1, abi.Inbound, []byte("\xff\xf9"))
-		if len(ems) != 1 || string(ems[0].Data) != `{"type":"prompt","mark":"GA"}` {
+		if len(ems) != 1 || string(ems[0].Data) != `{"type":"prompt","source":"telnet","mark":"GA"}` {
 			t.Fatalf("the mark after a plain chunk: %d emissions", len(ems))
 		}
 	})

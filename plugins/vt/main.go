@@ -25,6 +25,7 @@ import (
 
 	"github.com/termhost/termhost/plugins/vt/core"
 	"github.com/termhost/termhost/sdk"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 func init() {
@@ -112,7 +113,7 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 	}
 	if title := s.t.Title(); title != s.title {
 		s.title = title
-		out.Event(map[string]any{"type": "title", "title": title})
+		out.Emit(abi.Title{Title: title})
 	}
 	return sdk.Consumed
 }

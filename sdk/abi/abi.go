@@ -1,5 +1,6 @@
 // Package abi holds the numbers of termhost plugin ABI v1: export and import
-// names, stream ids, actions, directions and session kinds. Both sides of the
+// names, stream ids, actions, directions and session kinds, and (events.go)
+// the typed events plugins emit. Both sides of the
 // boundary use it — the guest SDK inside a plugin and the host that runs
 // plugins — so the two can never disagree. The ABI itself is described,
 // language-neutrally, in sdk/ABI.md.
@@ -8,6 +9,13 @@ package abi
 // Version is the ABI version this package describes. A plugin declares it by
 // exporting a function named VersionExport.
 const Version = 1
+
+// Minor is the ABI's minor version: additions a plugin may use that an
+// older host does not know (1: typed events with sources, and Channel
+// emissions). A plugin's manifest says the minor version it was built for
+// ("abiMinor"); a host refuses a plugin that needs a newer one than its
+// own, and reads the events of older ones as they are.
+const Minor = 1
 
 // Guest exports.
 const (
@@ -76,6 +84,10 @@ const (
 	Log    Stream = 3 // one UTF-8 log line per emission
 	State  Stream = 4 // an opaque state snapshot (answer to state_export, or a checkpoint)
 	Reply  Stream = 5 // the answer to on_control (JSON)
+	// Channel (ABI 1.1): bytes of a numbered side channel (an SSH exec's
+	// stdout or stderr), never an event: a ChannelHeader-byte header
+	// (channel id u32 little-endian, fd u8) then the bytes.
+	Channel Stream = 6
 )
 
 func (s Stream) String() string {
@@ -92,6 +104,8 @@ func (s Stream) String() string {
 		return "state"
 	case Reply:
 		return "reply"
+	case Channel:
+		return "channel"
 	}
 	return "stream?"
 }
@@ -159,10 +173,13 @@ func (k Kind) String() string {
 
 // Manifest is the JSON document stored in the ManifestSection custom section.
 type Manifest struct {
-	Name        string         `json:"name"`
-	Version     string         `json:"version"`
-	Kind        string         `json:"kind"` // protocol | screen | dialect
-	ABI         int            `json:"abi"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"` // protocol | screen | dialect
+	ABI     int    `json:"abi"`
+	// ABIMinor is the minor version of the ABI the plugin was built for
+	// (Minor when built by sdk/cmd/wasmbuild; absent: 0).
+	ABIMinor    int            `json:"abiMinor,omitempty"`
 	Description string         `json:"description,omitempty"`
 	Options     map[string]any `json:"options,omitempty"`  // JSON Schema of on_configure / on_open options
 	Stateful    bool           `json:"stateful,omitempty"` // implements state_export/state_import

@@ -111,7 +111,7 @@ func build(o options) (result, error) {
 	if o.version != "" {
 		man.Version = o.version
 	}
-	man.ABI = abi.Version
+	man.ABI, man.ABIMinor = abi.Version, abi.Minor
 	section, err := json.Marshal(man)
 	if err != nil {
 		return result{}, err
