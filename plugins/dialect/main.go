@@ -3,8 +3,8 @@
 // toward the user, with events placed right after the bytes they concern
 // (one JSON object each):
 //
-//	{"type":"prompt","dialect":"cisco_ios","hostname":"R1","mode":"config","submode":"config-if","prompt":"R1(config-if)#"}
-//	{"type":"done"}                                after a prompt that follows a command
+//	{"type":"prompt","source":"dialect","dialect":"cisco_ios","hostname":"R1","mode":"config","submode":"config-if","prompt":"R1(config-if)#"}
+//	{"type":"done","source":"dialect"}             after a prompt that follows a command
 //	{"type":"pager","text":"--More--","pages":3}   answered (to_peer) and removed, with its erase sequence
 //	{"type":"pager_limit","pages":1000}            the bound was reached: no more answers this command
 //	{"type":"question","text":"Proceed with reload? [confirm]"}   never answered
@@ -22,10 +22,9 @@
 // are answered only for lines marked by "command"). The pattern tables
 // are data: core/dialects/*.json (see README.md).
 //
-// The core reports to a typed Sink; this file implements it and writes
-// the JSON above. On the wire the keys are in alphabetical order (the
-// examples list them by meaning), as encoding/json wrote the maps the
-// events once were; testdata/wire.golden pins the bytes.
+// The core reports to a typed Sink; this file implements it and emits
+// sdk/abi's typed events (ABI 1.1: prompts and done say "source":
+// "dialect"); testdata/wire.golden pins the bytes.
 package main
 
 import (
@@ -34,6 +33,7 @@ import (
 
 	"github.com/termhost/termhost/plugins/dialect/core"
 	"github.com/termhost/termhost/sdk"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 func init() { sdk.Register(newSession) }
@@ -141,92 +141,35 @@ func (k *sink) Peer(p []byte) {
 	k.out.ToPeer(p)
 }
 
-// event writes one event; v's fields are in alphabetical order of their
-// keys, the order the JSON above has had since it was written from maps.
-func (k *sink) event(v any) {
+// event writes one event (sdk/abi's typed events, ABI 1.1).
+func (k *sink) event(e abi.Payload) {
 	k.flush()
-	b, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	k.out.EventJSON(b)
-}
-
-type promptEvent struct {
-	Cwd      string `json:"cwd,omitempty"`
-	Dialect  string `json:"dialect"`
-	Hostname string `json:"hostname"`
-	Mode     string `json:"mode"`
-	Prompt   string `json:"prompt"`
-	Submode  string `json:"submode"`
-	Type     string `json:"type"`
-	User     string `json:"user,omitempty"`
+	k.out.Emit(e)
 }
 
 func (k *sink) Prompt(p core.Prompt) {
-	k.event(&promptEvent{Cwd: p.Cwd, Dialect: p.Dialect, Hostname: p.Hostname, Mode: p.Mode, Prompt: p.Prompt,
-		Submode: p.Submode, Type: "prompt", User: p.User})
+	k.event(abi.Prompt{Source: abi.SourceDialect, Cwd: p.Cwd, Dialect: p.Dialect, Hostname: p.Hostname,
+		Mode: p.Mode, Prompt: p.Prompt, Submode: p.Submode, User: p.User})
 }
 
-var doneEvent = []byte(`{"type":"done"}`)
-
-func (k *sink) Done() {
-	k.flush()
-	k.out.EventJSON(doneEvent)
-}
-
-type pagerEvent struct {
-	Answered *bool  `json:"answered,omitempty"` // only false is written
-	Pages    int    `json:"pages"`
-	Text     string `json:"text"`
-	Type     string `json:"type"`
-}
-
-var notAnswered = false
+func (k *sink) Done() { k.event(abi.Done{Source: abi.SourceDialect}) }
 
 func (k *sink) Pager(p core.Pager) {
-	ev := pagerEvent{Pages: p.Pages, Text: p.Text, Type: "pager"}
-	if !p.Answered {
-		ev.Answered = &notAnswered
-	}
-	k.event(&ev)
-}
-
-type pagerLimitEvent struct {
-	Pages int    `json:"pages"`
-	Quit  bool   `json:"quit,omitempty"`
-	Type  string `json:"type"`
+	k.event(abi.Pager{Pages: p.Pages, Text: p.Text, Answered: p.Answered})
 }
 
 func (k *sink) PagerLimit(p core.PagerLimit) {
-	k.event(&pagerLimitEvent{Pages: p.Pages, Quit: p.Quit, Type: "pager_limit"})
+	k.event(abi.PagerLimit{Pages: p.Pages, Quit: p.Quit})
 }
 
-type textEvent struct {
-	Text string `json:"text"`
-	Type string `json:"type"`
-}
+func (k *sink) Question(text string) { k.event(abi.Question{Text: text}) }
 
-func (k *sink) Question(text string) { k.event(&textEvent{Text: text, Type: "question"}) }
+func (k *sink) Error(text string) { k.event(abi.Error{Text: text}) }
 
-func (k *sink) Error(text string) { k.event(&textEvent{Text: text, Type: "error"}) }
-
-type loginEvent struct {
-	Field string `json:"field"`
-	Type  string `json:"type"`
-}
-
-func (k *sink) Login(field string) { k.event(&loginEvent{Field: field, Type: "login"}) }
-
-type dialectEvent struct {
-	Confident bool   `json:"confident"`
-	Detected  bool   `json:"detected"`
-	Name      string `json:"name"`
-	Type      string `json:"type"`
-}
+func (k *sink) Login(field string) { k.event(abi.Login{Field: field}) }
 
 func (k *sink) Dialect(d core.Detection) {
-	k.event(&dialectEvent{Confident: d.Confident, Detected: true, Name: d.Name, Type: "dialect"})
+	k.event(abi.Dialect{Name: d.Name, Detected: true, Confident: d.Confident})
 }
 
 // Tick settles held bytes once the stream has been quiet for quietMs: a
