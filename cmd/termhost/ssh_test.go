@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/internal/sshdtest"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // sshFixture is a real sshd, keys, an agent, and a termhost serving the ssh
@@ -93,37 +92,28 @@ func (f *sshFixture) writeCreds(t *testing.T, creds []map[string]any) {
 // call runs a tool; it returns the result or the JSON-RPC error.
 func (f *sshFixture) call(t *testing.T, tool string, args map[string]any) (map[string]any, *jsonrpc.Error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := f.cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		f.results = append(f.results, err.Error())
-		var je *jsonrpc.Error
-		if !errors.As(err, &je) {
+	r := testutil.CallTool(f.cs, 60*time.Second, tool, args)
+	if r.Err != nil {
+		f.results = append(f.results, r.Err.Error())
+		if r.RPC == nil {
 			// go-sdk's client takes code -32003 for its own "client is
 			// closing" and reports it as a closed connection, keeping only
 			// the text (rawCall checks that code on the wire).
-			if strings.Contains(err.Error(), "blocked by rules.json") {
-				return nil, &jsonrpc.Error{Code: -32003, Message: err.Error()}
+			if strings.Contains(r.Err.Error(), "blocked by rules.json") {
+				return nil, &jsonrpc.Error{Code: -32003, Message: r.Err.Error()}
 			}
-			t.Fatalf("%s: %v (not a JSON-RPC error)", tool, err)
+			t.Fatalf("%s: %v (not a JSON-RPC error)", tool, r.Err)
 		}
-		f.results = append(f.results, string(je.Data))
-		return nil, je
+		f.results = append(f.results, string(r.RPC.Data))
+		return nil, r.RPC
 	}
-	var text string
-	for _, c := range r.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	f.results = append(f.results, text)
+	f.results = append(f.results, r.Text)
 	if r.IsError {
-		t.Fatalf("%s: tool error %s (the ssh tools answer with JSON-RPC errors)", tool, text)
+		t.Fatalf("%s: tool error %s (the ssh tools answer with JSON-RPC errors)", tool, r.Text)
 	}
 	var res map[string]any
-	if err := json.Unmarshal([]byte(text), &res); err != nil {
-		t.Fatalf("%s: %q is not a JSON object", tool, text)
+	if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
+		t.Fatalf("%s: %q is not a JSON object", tool, r.Text)
 	}
 	return res, nil
 }
@@ -316,7 +306,7 @@ func TestSSHCredentialsHotReload(t *testing.T) {
 }
 
 func TestSSHShellDrivesVim(t *testing.T) {
-	needProg(t, "vim")
+	testutil.NeedProgram(t, "vim")
 	f := newSSHFixture(t)
 	res := f.mustCall(t, "ssh_shell", map[string]any{"credentialId": "key", "cols": 100, "rows": 30})
 	id, _ := res["session_id"].(string)

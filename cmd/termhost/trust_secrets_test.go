@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/internal/testapps"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Issue 16, "Secrets" (SPEC TRUST-1, TRUST-2): a credential goes only to
@@ -229,7 +230,7 @@ func TestTrustCredentialOnlyForItsTarget(t *testing.T) {
 // an allowed program elsewhere, or a Telnet session to anything else is
 // refused, and nothing is typed.
 func TestTrustSendSecretOnlyToItsTarget(t *testing.T) {
-	needProg(t, "bash")
+	testutil.NeedProgram(t, "bash")
 	const pass = "Trust-SendSecret-Pass-2"
 	gp := testapps.Build(t, "getpass")
 	dir := t.TempDir()

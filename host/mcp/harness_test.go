@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/host"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // newHost starts a host with the real telnet plugin and connects go-sdk's
@@ -81,28 +82,20 @@ type tb interface {
 // one text block holding one JSON object (the MCP form every termhost tool
 // answers in) is err. It asserts nothing, so any goroutine may use it.
 func callTool(cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	r, cerr := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	if cerr != nil {
-		return nil, cerr.Error(), true, nil
-	}
-	var text string
-	for _, c := range r.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			text += tc.Text
-		}
+	r := testutil.CallTool(cs, 30*time.Second, tool, args)
+	if r.Err != nil {
+		return nil, r.Err.Error(), true, nil
 	}
 	if r.IsError {
-		return nil, text, true, nil
+		return nil, r.Text, true, nil
 	}
-	if len(r.Content) != 1 {
-		return nil, text, false, fmt.Errorf("%s: result has %d content blocks, want one text block", tool, len(r.Content))
+	if r.Blocks != 1 {
+		return nil, r.Text, false, fmt.Errorf("%s: result has %d content blocks, want one text block", tool, r.Blocks)
 	}
-	if err := json.Unmarshal([]byte(text), &res); err != nil || res == nil {
-		return nil, text, false, fmt.Errorf("%s: result is not a JSON object: %q", tool, text)
+	if err := json.Unmarshal([]byte(r.Text), &res); err != nil || res == nil {
+		return nil, r.Text, false, fmt.Errorf("%s: result is not a JSON object: %q", tool, r.Text)
 	}
-	return res, text, false, nil
+	return res, r.Text, false, nil
 }
 
 // call is callTool that fails the test on a result not in MCP form.

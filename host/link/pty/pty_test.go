@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Compile-time: a PTY is every kind of link a session can use.
@@ -180,19 +181,10 @@ func TestResize(t *testing.T) {
 	}
 }
 
-func needBash(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("bash missing (CI installs it)")
-		}
-		t.Skip("bash missing")
-	}
-}
-
 // TestInterruptReachesForegroundJob: ^C as a signal goes to the job in the
 // foreground of an interactive shell, not to the shell.
 func TestInterruptReachesForegroundJob(t *testing.T) {
-	needBash(t)
+	testutil.NeedProgram(t, "bash")
 	p := start(t, "bash", "--norc", "--noprofile", "-i")
 	r := collect(p)
 	p.Write([]byte("PS1='P> '\r"))
@@ -239,7 +231,7 @@ func TestStopKillsWhatIgnoresTerm(t *testing.T) {
 // TestStopLeavesNothing: jobs a shell put in the background, in other
 // process groups, nohup'd, do not survive the session.
 func TestStopLeavesNothing(t *testing.T) {
-	needBash(t)
+	testutil.NeedProgram(t, "bash")
 	p := start(t, "bash", "--norc", "--noprofile", "-i")
 	r := collect(p)
 	p.Write([]byte("sleep 1000 & nohup sleep 1001 >/dev/null 2>&1 & (trap '' HUP TERM; exec sleep 1002) & echo started\r"))
@@ -273,7 +265,7 @@ func liveMembers(sid int) []int {
 // TestStopGivesARunningCommandGrace: a foreground command that finishes
 // within the grace is not killed.
 func TestStopGivesARunningCommandGrace(t *testing.T) {
-	needBash(t)
+	testutil.NeedProgram(t, "bash")
 	p := start(t, "bash", "--norc", "--noprofile", "-i")
 	r := collect(p)
 	p.Write([]byte("sleep 0.3; echo finished-cleanly\r"))
