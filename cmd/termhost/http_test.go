@@ -212,7 +212,7 @@ func TestHTTPServeBothEras(t *testing.T) {
 	}
 	// The legacy client's terminal session ended with its MCP session;
 	// the modern client's is there for the token's next client.
-	if !waitFor(10*time.Second, func() bool {
+	if !testutil.Poll(10*time.Second, func() bool {
 		return strings.Contains(srv.logs.String(), "MCP session deleted by its client; its terminal sessions were stopped")
 	}) {
 		t.Fatal("no log of the deleted MCP session's terminal sessions")
@@ -410,7 +410,7 @@ func TestStdioTypeScriptClients(t *testing.T) {
 			if pid <= 0 {
 				t.Fatalf("pid file: %q", b)
 			}
-			if !waitFor(5*time.Second, func() bool { return len(alive([]int{pid})) == 0 }) {
+			if !testutil.Poll(5*time.Second, func() bool { return len(alive([]int{pid})) == 0 }) {
 				t.Errorf("the program the client left running (pid %d) outlived the server", pid)
 			}
 		})

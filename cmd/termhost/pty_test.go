@@ -395,7 +395,7 @@ func TestManySessionsAndCleanup(t *testing.T) {
 	case <-time.After(4 * time.Second):
 		t.Fatal("the server did not exit within 4 s of its input closing")
 	}
-	if !waitFor(5*time.Second, func() bool { return len(alive(kids)) == 0 }) {
+	if !testutil.Poll(5*time.Second, func() bool { return len(alive(kids)) == 0 }) {
 		t.Fatalf("processes left behind: %v", alive(kids))
 	}
 }
@@ -476,7 +476,7 @@ func TestScreenToolsOnEveryKind(t *testing.T) {
 		t.Fatalf("telnet screen: %v", v)
 	}
 	h.must("resize_terminal", map[string]any{"session_id": id, "cols": 132, "rows": 40})
-	if !waitFor(5*time.Second, func() bool {
+	if !testutil.Poll(5*time.Second, func() bool {
 		for _, s := range dev.Sessions() {
 			if s.Width == 132 && s.Height == 40 {
 				return true

@@ -79,9 +79,18 @@ func newSSHFixture(t *testing.T) *sshFixture {
 
 func (f *sshFixture) writeCreds(t *testing.T, creds []map[string]any) {
 	t.Helper()
+	f.writeCredsMode(t, creds, 0o600)
+}
+
+// writeCredsMode is writeCreds with the file's mode set before it appears.
+func (f *sshFixture) writeCredsMode(t *testing.T, creds []map[string]any, mode os.FileMode) {
+	t.Helper()
 	data, _ := json.MarshalIndent(map[string]any{"version": "1.0", "credentials": creds}, "", "  ")
 	tmp := f.credFile + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, f.credFile); err != nil {
@@ -277,31 +286,37 @@ func TestSSHCredentialsHotReload(t *testing.T) {
 	f.writeCreds(t, []map[string]any{
 		{"id": "late", "host": f.srv.Host, "port": f.srv.Port, "username": f.srv.User, "authType": "key", "privateKeyPath": key},
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := f.call(t, "ssh_execute", map[string]any{"credentialId": "late", "command": "echo reloaded"})
-		if err == nil && res["stdout"] == "reloaded\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("credentials not reloaded: %v %v", res, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var res map[string]any
+	var err *jsonrpc.Error
+	if !testutil.Poll(10*time.Second, func() bool {
+		res, err = f.call(t, "ssh_execute", map[string]any{"credentialId": "late", "command": "echo reloaded"})
+		return err == nil && res["stdout"] == "reloaded\n"
+	}) {
+		t.Fatalf("credentials not reloaded: %v %v", res, err)
 	}
-	// A broken file keeps the last good set.
+	// The server's view of the credentials, as the agent sees it.
+	listed := func() string {
+		raw, _ := json.Marshal(f.mustCall(t, "ssh_list_credentials", nil))
+		return string(raw)
+	}
+	// A broken file keeps the last good set. The warning shows the reload
+	// was tried; only then does the set it kept say anything.
 	os.WriteFile(f.credFile, []byte(`{"version":`), 0o600)
-	time.Sleep(500 * time.Millisecond)
-	list := f.mustCall(t, "ssh_list_credentials", nil)
-	if raw, _ := json.Marshal(list); !strings.Contains(string(raw), `"late"`) || !strings.Contains(string(raw), "warning") {
-		t.Errorf("after a broken file: %s", raw)
+	var raw string
+	if !testutil.Poll(10*time.Second, func() bool { raw = listed(); return strings.Contains(raw, "warning") }) {
+		t.Fatalf("a broken credentials file gave no warning: %s", raw)
 	}
-	// A file others can read is refused.
-	f.writeCreds(t, []map[string]any{{"id": "open", "host": "h", "username": "u", "authType": "agent"}})
-	os.Chmod(f.credFile, 0o644)
-	time.Sleep(500 * time.Millisecond)
-	list = f.mustCall(t, "ssh_list_credentials", nil)
-	if raw, _ := json.Marshal(list); strings.Contains(string(raw), `"open"`) || !strings.Contains(string(raw), "chmod 600") {
-		t.Errorf("a group-readable file was loaded or the fix not given: %s", raw)
+	if !strings.Contains(raw, `"late"`) {
+		t.Errorf("after a broken file the last good set is gone: %s", raw)
+	}
+	// A file others can read is refused. It appears with that mode (a
+	// chmod after the write could let the reload read it before).
+	f.writeCredsMode(t, []map[string]any{{"id": "open", "host": "h", "username": "u", "authType": "agent"}}, 0o644)
+	if !testutil.Poll(10*time.Second, func() bool { raw = listed(); return strings.Contains(raw, "chmod 600") }) {
+		t.Fatalf("a group-readable credentials file was not refused with the fix: %s", raw)
+	}
+	if strings.Contains(raw, `"open"`) {
+		t.Errorf("a group-readable file was loaded: %s", raw)
 	}
 }
 

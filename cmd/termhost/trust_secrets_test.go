@@ -237,8 +237,11 @@ func TestTrustSendSecretOnlyToItsTarget(t *testing.T) {
 	copyProg(t, gp, filepath.Join(dir, "sudo"))
 	listener := startFakePeer(t, func(f *fakePeer, c net.Conn, r *telnetLines) {
 		io.WriteString(c, "Password: ")
-		r.line()
-		io.Copy(io.Discard, c)
+		for {
+			if _, err := r.line(); err != nil {
+				return
+			}
+		}
 	})
 	h := startTrustHost(t,
 		trustCred{ID: "dev", Port: 2323, User: "netops", Pass: pass},
@@ -278,8 +281,18 @@ func TestTrustSendSecretOnlyToItsTarget(t *testing.T) {
 	}
 	h.must("send_secret", map[string]any{"sessionId": gid, "credentialId": "local", "field": "password"})
 	h.screenHas(gid, fmt.Sprintf("read %d bytes", len(pass)))
-	time.Sleep(300 * time.Millisecond)
-	if b, _ := os.ReadFile(file); len(b) > 0 {
+	// Nothing reached the shell or the listener: a line typed now arrives,
+	// and a secret typed before it would have arrived first.
+	h.must("telnet_send", map[string]any{"sessionId": tid, "command": "typed-after"})
+	h.must("send_keys", map[string]any{"session_id": sid, "text": "typed-after\n"})
+	testutil.Eventually(t, 10*time.Second, "the line typed after at the listener", func() bool {
+		return strings.Contains(listener.received(), "typed-after")
+	})
+	testutil.Eventually(t, 10*time.Second, "the line typed after in the shell's file", func() bool {
+		b, _ := os.ReadFile(file)
+		return strings.Contains(string(b), "typed-after")
+	})
+	if b, _ := os.ReadFile(file); string(b) != "typed-after\n" {
 		t.Errorf("the shell got %q", b)
 	}
 	if strings.Contains(listener.received(), pass) {
@@ -388,7 +401,9 @@ func TestTrustMaskedForServerLife(t *testing.T) {
 // once; the password was typed once.
 func TestTrustLoginTypesEachSecretOnce(t *testing.T) {
 	const pass = "Trust-Once-Pass-4"
+	ended := make(chan struct{})
 	device := startFakePeer(t, func(f *fakePeer, c net.Conn, r *telnetLines) {
+		defer close(ended) // one connection: the host's
 		io.WriteString(c, "login: ")
 		if _, err := r.line(); err != nil {
 			return
@@ -412,7 +427,13 @@ func TestTrustLoginTypesEachSecretOnce(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the login took %v", took)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The failed login ends the session, so the device sees the
+	// connection close: everything the host typed has arrived by then.
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the device's connection stayed open after the failed login")
+	}
 	if n := strings.Count(device.received(), pass); n != 1 {
 		t.Errorf("the password was typed %d times", n)
 	}
