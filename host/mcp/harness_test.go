@@ -249,12 +249,6 @@ func readN(t tb, cs *sdk.ClientSession, id, enc string, n int) []byte {
 	return got
 }
 
-// readBytes reads (base64) until n bytes have arrived or 10 s passed.
-func readBytes(t tb, cs *sdk.ClientSession, id string, n int) []byte {
-	t.Helper()
-	return readN(t, cs, id, "base64", n)
-}
-
 // readText reads (utf8) until the text contains want or 5 s passed.
 func readText(t tb, cs *sdk.ClientSession, id, want string) string {
 	t.Helper()

@@ -105,6 +105,7 @@ func TestPanicIsAnInternalError(t *testing.T) {
 	s := &Server{log: discard(), mcp: sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)}
 	addTool(s, telnetVoice, &sdk.Tool{Name: "boom"}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
 		var m map[string]int
+		//lint:ignore SA5000 the panic is the point
 		m["x"] = 1 // assignment to a nil map
 		return nil, nil
 	})

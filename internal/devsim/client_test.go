@@ -305,19 +305,3 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, 5*time.Second, what, cond)
 }
-
-func stripANSI(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
-			j := i + 2
-			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
-				j++
-			}
-			i = j
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}

@@ -107,8 +107,5 @@ func onlcr(b []byte) []byte {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-func itoaOld(i int) string {
-	return strings.TrimSpace(strings.Replace(string(rune('0'+i/100%10))+string(rune('0'+i/10%10))+string(rune('0'+i%10)), "0", " ", 0))
-}
 
 func quote(s string) string { return "\"" + s + "\"" }
