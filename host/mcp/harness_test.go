@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -77,46 +75,14 @@ type tb interface {
 	Cleanup(func())
 }
 
-// callTool runs a tool and decodes its result. A tool error or a protocol
-// error comes back as msg with isErr set; a successful result that is not
-// one text block holding one JSON object (the MCP form every termhost tool
-// answers in) is err. It asserts nothing, so any goroutine may use it.
-func callTool(cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool, err error) {
-	r := testutil.CallTool(cs, 30*time.Second, tool, args)
-	if r.Err != nil {
-		return nil, r.Err.Error(), true, nil
-	}
-	if r.IsError {
-		return nil, r.Text, true, nil
-	}
-	if r.Blocks != 1 {
-		return nil, r.Text, false, fmt.Errorf("%s: result has %d content blocks, want one text block", tool, r.Blocks)
-	}
-	if err := json.Unmarshal([]byte(r.Text), &res); err != nil || res == nil {
-		return nil, r.Text, false, fmt.Errorf("%s: result is not a JSON object: %q", tool, r.Text)
-	}
-	return res, r.Text, false, nil
-}
-
-// call is callTool that fails the test on a result not in MCP form.
-func call(t tb, cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool) {
-	t.Helper()
-	res, msg, isErr, err := callTool(cs, tool, args)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return res, msg, isErr
-}
-
-// mustCall is call that fails the test on an error.
-func mustCall(t tb, cs *sdk.ClientSession, tool string, args any) map[string]any {
-	t.Helper()
-	res, msg, isErr := call(t, cs, tool, args)
-	if isErr {
-		t.Fatalf("%s %v: %s", tool, args, msg)
-	}
-	return res
-}
+// The tool-call helpers (internal/testutil): callTool asserts nothing, so
+// any goroutine may use it; call fails the test on a result not in MCP
+// form, mustCall also on an error.
+var (
+	callTool = testutil.CallJSON
+	call     = testutil.Call
+	mustCall = testutil.MustCall
+)
 
 // rawServer is a bare TCP server: tests write exactly the bytes a Telnet
 // server would, and see exactly what the client sent. One serves every case
