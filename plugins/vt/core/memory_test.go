@@ -125,11 +125,13 @@ func TestScrollbackHeap(t *testing.T) {
 		t.Errorf("one terminal with 10000 lines of scrollback keeps %d bytes of heap live, want at most %d", live, max)
 	}
 	// Steady state: the same 10,100 lines again through a full scrollback.
-	// Every line evicts one, so the blocks it frees take the new ones.
+	// Every line evicts one, so the blocks it frees take the new ones. The
+	// count is the process's, so the bound leaves room for another
+	// goroutine's garbage; blocks not reused would be 0.8 MB.
 	runtime.ReadMemStats(&m1)
 	write(term)
 	runtime.ReadMemStats(&m2)
-	if garbage := m2.TotalAlloc - m1.TotalAlloc; garbage > 64<<10 {
+	if garbage := m2.TotalAlloc - m1.TotalAlloc; garbage > 256<<10 {
 		t.Errorf("10100 more lines through a full scrollback allocated %d bytes (%.1f per line), want (almost) none: freed blocks are reused",
 			garbage, float64(garbage)/10100)
 	} else {
