@@ -33,9 +33,14 @@ check-plugins:
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi; \
 	done
 
+# staticcheck is a tool dependency of the module (go.mod's tool line), so
+# `go mod download` fetches it. For wasip1 the checker is built for this
+# machine (go tool -n) and run with the plugins' GOOS.
 vet:
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugins/... ./sdk/examples/...
+	$(GO) tool staticcheck ./...
+	sc=$$($(GO) tool -n staticcheck) && GOOS=wasip1 GOARCH=wasm "$$sc" ./plugins/... ./sdk/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 # Tests compile plugins into one cache directory per run (TERMHOST_CACHE_DIR),

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // TestDebugAddr: --debug-addr serves Go's profiler on loopback (issue 19),
@@ -15,7 +17,7 @@ func TestDebugAddr(t *testing.T) {
 	_, logs := startServeLogs(t, "--debug-addr", "127.0.0.1:0")
 	re := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/debug/pprof/`)
 	var addr string
-	if !waitFor(10*time.Second, func() bool {
+	if !testutil.Poll(10*time.Second, func() bool {
 		m := re.FindStringSubmatch(logs.String())
 		if m != nil {
 			addr = m[1]

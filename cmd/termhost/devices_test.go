@@ -9,6 +9,7 @@ import (
 
 	"github.com/termhost/termhost/internal/devsim"
 	"github.com/termhost/termhost/internal/testapps"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // run_command on shells with integration: the output alone, the exit
@@ -16,7 +17,7 @@ import (
 func TestRunCommandOnShells(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh"} {
 		t.Run(sh, func(t *testing.T) {
-			needProg(t, sh)
+			testutil.NeedProgram(t, sh)
 			h := startHost(t)
 			id := h.must("launch_app", map[string]any{"command": sh, "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
 			h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})

@@ -52,8 +52,13 @@ func TestFRRouting(t *testing.T) {
 		t.Errorf("paged show interface: %v pages, reason %v, %d lines (unpaged %d)\n%s", paged["pages"], paged["reason"],
 			strings.Count(paged["output"].(string), "\n"), strings.Count(dres["output"].(string), "\n"), paged["output"])
 	}
-	time.Sleep(100 * time.Millisecond)
-	for _, s := range []string{fmt.Sprint(c), fmt.Sprint(res), fmt.Sprint(out), h.logs.String(), h.view(id)} {
+	// No secret shows anywhere. What is checked must be complete first:
+	// the screen once it shows the last command's answer (a secret echoed
+	// at enable would be above it), the log once the server has exited.
+	h.screenHas(id, "Unknown command")
+	view := h.view(id)
+	h.stop()
+	for _, s := range []string{fmt.Sprint(c), fmt.Sprint(res), fmt.Sprint(out), h.logs.String(), view} {
 		for _, secret := range []string{r.Password, r.EnablePassword} {
 			if strings.Contains(s, secret) {
 				t.Fatalf("a secret shows: %q", s)

@@ -6,6 +6,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // BenchmarkHostileEndedSessionsRSS: the server's resident memory after 300
@@ -17,7 +19,7 @@ func BenchmarkHostileEndedSessionsRSS(b *testing.B) {
 	for b.Loop() {
 		h := startHost(b)
 		connectEnded(b, h, p.port, 300)
-		waitFor(10*time.Second, func() bool {
+		testutil.Poll(10*time.Second, func() bool {
 			n, err := sockets(h.pid)
 			socks = int64(n)
 			return err != nil || n <= 8
@@ -25,7 +27,7 @@ func BenchmarkHostileEndedSessionsRSS(b *testing.B) {
 		// Memory given back to the system lags the discards: read it once
 		// it has stopped falling (at most 10 s).
 		last := h.rssMB()
-		waitFor(10*time.Second, func() bool {
+		testutil.Poll(10*time.Second, func() bool {
 			time.Sleep(200 * time.Millisecond) // spacing between readings
 			now := h.rssMB()
 			settled := now >= last

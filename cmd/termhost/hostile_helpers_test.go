@@ -330,20 +330,6 @@ func (h *hostProc) session(id string) map[string]any {
 	return nil
 }
 
-// waitFor polls cond every 20 ms until it holds or within passes.
-func waitFor(within time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(within)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func (h *hostProc) progressSeen(token string) int {
 	h.progMu.Lock()
 	defer h.progMu.Unlock()

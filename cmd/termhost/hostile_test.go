@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/internal/devsim"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // writeTimeout is the --write-timeout most tests run with, to stay quick.
@@ -75,7 +76,7 @@ func (h *hostProc) bufferedSession(t *testing.T, port int, n int) string {
 	t.Helper()
 	id := h.connect(port)
 	var unread float64
-	if !waitFor(15*time.Second, func() bool {
+	if !testutil.Poll(15*time.Second, func() bool {
 		e := h.session(id)
 		unread, _ = e["unreadBytes"].(float64)
 		return unread >= float64(n)
@@ -199,7 +200,7 @@ func TestHostilePluginDirFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w *os.File
-	waitFor(3*time.Second, func() bool {
+	testutil.Poll(3*time.Second, func() bool {
 		// O_NONBLOCK write-open fails (ENXIO) until somebody has it open for reading.
 		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if err == nil {
@@ -216,7 +217,7 @@ func TestHostilePluginDirFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	place(t, dir, "upper.wasm", upper)
-	if !waitFor(20*time.Second, func() bool { return h.currentPlugin("upper") != nil }) {
+	if !testutil.Poll(20*time.Second, func() bool { return h.currentPlugin("upper") != nil }) {
 		t.Fatalf("after a FIFO y.wasm appeared in the plugin directory, upper.wasm (a good plugin) written afterwards was not loaded within 20 s: hot reload is stuck; plugins_list: %s", clip(fmtJSON(h.must("plugins_list", map[string]any{}))))
 	}
 	h.alive("after the FIFOs")
@@ -254,7 +255,7 @@ func TestHostilePluginDirHugeSparseFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	place(t, dir, "upper.wasm", upper)
-	if !waitFor(30*time.Second, func() bool {
+	if !testutil.Poll(30*time.Second, func() bool {
 		if h.guardMsg.Load() != nil {
 			return true
 		}
@@ -465,7 +466,7 @@ func TestHostileSendPausedReader(t *testing.T) {
 	}
 	// Let the peer drain: until it has everything, the connection ends, or
 	// nothing more arrives for 2 s.
-	waitFor(60*time.Second, func() bool {
+	testutil.Poll(60*time.Second, func() bool {
 		raw, eof, last := rec.snapshot()
 		return eof || len(nvtData(raw)) >= len(want) || (!last.IsZero() && time.Since(last) > 2*time.Second)
 	})
@@ -521,7 +522,7 @@ func TestHostileLongCommandsExact(t *testing.T) {
 				if sent, _ := r.res["sentBytes"].(float64); int(sent) != len(want) {
 					t.Errorf("sentBytes %v, want %d", r.res["sentBytes"], len(want))
 				}
-				waitFor(10*time.Second, func() bool { return len(rec.data()) >= len(want) })
+				testutil.Poll(10*time.Second, func() bool { return len(rec.data()) >= len(want) })
 				got := rec.data()
 				if i := firstDiff(got, want); i < len(want) || len(got) != len(want) {
 					t.Fatalf("command of %d bytes: the peer received %d bytes, want %d (the command and CR LF); first difference at offset %d: got %s, want %s",
@@ -590,7 +591,7 @@ func TestHostileUntilRegex(t *testing.T) {
 		}()
 		// Until the read has cost half a second of CPU (or 5 s went by:
 		// a server that matches cheaply never gets there).
-		waitFor(5*time.Second, func() bool {
+		testutil.Poll(5*time.Second, func() bool {
 			c, err := cpuTicks(h.pid)
 			return err != nil || c-base >= ticksPerSecond/2
 		})
@@ -701,7 +702,7 @@ func TestHostileConcurrentUntil(t *testing.T) {
 	}
 	// Both reads are waiting once each has sent a progress notification
 	// (a server that queues the second may not: go on after 4 s).
-	waitFor(4*time.Second, func() bool { return h.progressSeen("r1") > 0 && h.progressSeen("r2") > 0 })
+	testutil.Poll(4*time.Second, func() bool { return h.progressSeen("r1") > 0 && h.progressSeen("r2") > 0 })
 	cueOrFail := func(s string) {
 		select {
 		case cue <- s:
@@ -785,7 +786,7 @@ func connectEnded(t testing.TB, h *hostProc, port, n int) []string {
 		want[id] = true
 	}
 	var live int
-	if !waitFor(120*time.Second, func() bool {
+	if !testutil.Poll(120*time.Second, func() bool {
 		live = 0
 		for _, raw := range h.must("telnet_list", map[string]any{})["sessions"].([]any) {
 			e := raw.(map[string]any)
@@ -816,7 +817,7 @@ func TestHostileEndedSessions(t *testing.T) {
 	ids := connectEnded(t, h, p.port, n)
 
 	var held int
-	if !waitFor(10*time.Second, func() bool {
+	if !testutil.Poll(10*time.Second, func() bool {
 		held, _ = sockets(h.pid)
 		return held <= before+5
 	}) {
@@ -829,7 +830,7 @@ func TestHostileEndedSessions(t *testing.T) {
 	// loaded machine. Keeping all 300 MiB would not pass.
 	var rss int64
 	limit := baseline + 200
-	if !waitFor(10*time.Second, func() bool { rss = h.rssMB(); return rss <= limit }) {
+	if !testutil.Poll(10*time.Second, func() bool { rss = h.rssMB(); return rss <= limit }) {
 		t.Errorf("10 s after %d ended sessions of 1 MiB each, the server's RSS is %d MB (limit %d MB: a plain server's peak + 200): ended sessions are not bounded in bytes", n, rss, limit)
 	}
 	t.Logf("RSS after %d ended sessions: %d MB (peak %d MB)", n, rss, h.peakMB())
@@ -951,7 +952,7 @@ func TestHostileLoopingTelnetPlugin(t *testing.T) {
 
 	place(t, dir, "evil.wasm", testPlugin(t, "looptelnet", "6.6.7-loop"))
 	rejected := regexp.MustCompile(`(?i)evil\.wasm.*reject|reject.*evil\.wasm`)
-	if !waitFor(30*time.Second, func() bool {
+	if !testutil.Poll(30*time.Second, func() bool {
 		if rejected.MatchString(h.logs.String()) {
 			return true
 		}
@@ -976,7 +977,7 @@ func TestHostileUnreadCountsHeldBytes(t *testing.T) {
 	p := startPeer(t, 0, burstThenClose(lines(3<<20)))
 	id := h.connect(p.port)
 	var e map[string]any
-	if !waitFor(30*time.Second, func() bool {
+	if !testutil.Poll(30*time.Second, func() bool {
 		e = h.session(id)
 		return e != nil && e["state"] == "terminated"
 	}) {

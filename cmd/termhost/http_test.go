@@ -22,6 +22,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // `termhost serve --http`, end to end: the built binary on a loopback port,
@@ -211,7 +212,7 @@ func TestHTTPServeBothEras(t *testing.T) {
 	}
 	// The legacy client's terminal session ended with its MCP session;
 	// the modern client's is there for the token's next client.
-	if !waitFor(10*time.Second, func() bool {
+	if !testutil.Poll(10*time.Second, func() bool {
 		return strings.Contains(srv.logs.String(), "MCP session deleted by its client; its terminal sessions were stopped")
 	}) {
 		t.Fatal("no log of the deleted MCP session's terminal sessions")
@@ -409,7 +410,7 @@ func TestStdioTypeScriptClients(t *testing.T) {
 			if pid <= 0 {
 				t.Fatalf("pid file: %q", b)
 			}
-			if !waitFor(5*time.Second, func() bool { return len(alive([]int{pid})) == 0 }) {
+			if !testutil.Poll(5*time.Second, func() bool { return len(alive([]int{pid})) == 0 }) {
 				t.Errorf("the program the client left running (pid %d) outlived the server", pid)
 			}
 		})
@@ -472,22 +473,14 @@ func runTSClient(t *testing.T, dir, script, era string, env []string, args ...st
 func tsClients(t *testing.T) string {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed (CI installs it: .ci/run)", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
+		testutil.NeedProgram(t, tool)
 	}
 	// @modelcontextprotocol/client 2.x needs node 20 or later.
 	if v, err := exec.Command("node", "--version").Output(); err == nil {
 		var major int
 		fmt.Sscanf(string(v), "v%d", &major)
 		if major < 20 {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("node %s is too old: the TypeScript client 2.x needs node 20 or later", strings.TrimSpace(string(v)))
-			}
-			t.Skipf("node %s is too old (20 or later needed)", strings.TrimSpace(string(v)))
+			testutil.SkipUnlessCI(t, "node %s is too old: the TypeScript client 2.x needs node 20 or later", strings.TrimSpace(string(v)))
 		}
 	}
 	src := filepath.Join("..", "..", "internal", "tsclients")
@@ -522,7 +515,7 @@ func tsClients(t *testing.T) string {
 	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
 	npm.Dir = dir
 	if out, err := npm.CombinedOutput(); err != nil {
-		if os.Getenv("CI") != "" {
+		if testutil.InCI() {
 			t.Fatalf("npm ci: %v\n%s", err, out)
 		}
 		t.Skipf("npm ci failed (no registry?): %v\n%s", err, lastLines(string(out), 5))

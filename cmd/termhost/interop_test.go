@@ -12,6 +12,7 @@ import (
 
 	"github.com/termhost/termhost/internal/devsim"
 	"github.com/termhost/termhost/internal/sshdtest"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // requireTool skips when a real peer is not installed, except in CI, where
@@ -19,18 +20,12 @@ import (
 func requireTool(t *testing.T, path string, args ...string) {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed; .ci/run should have installed it", path)
-		}
-		t.Skipf("%s not installed (apt-get install busybox-static inetutils-telnetd)", path)
+		testutil.SkipUnlessCI(t, "%s not installed (apt-get install busybox-static inetutils-telnetd)", path)
 	}
 	if len(args) > 0 {
 		out, err := exec.Command(path, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "telnetd") {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s has no telnetd applet: %s", path, out)
-			}
-			t.Skipf("%s has no telnetd applet (install busybox-static)", path)
+			testutil.SkipUnlessCI(t, "%s has no telnetd applet (install busybox-static): %s", path, out)
 		}
 	}
 }

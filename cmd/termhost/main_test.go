@@ -16,7 +16,7 @@ import (
 
 	"github.com/termhost/termhost/internal/devsim"
 
-	"github.com/termhost/termhost/host/mcp/mcptest"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // binary is termhost built once for the whole test binary, so end-to-end
@@ -99,8 +99,8 @@ func startServeClient(t testing.TB, opts *sdk.ClientOptions, args ...string) (*s
 }
 
 var (
-	call     = mcptest.Call
-	mustCall = mcptest.MustCall
+	call     = testutil.Call
+	mustCall = testutil.MustCall
 )
 
 // expect reads with the given wait options and checks the reason and that

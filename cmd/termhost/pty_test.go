@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,24 +16,11 @@ import (
 
 	"github.com/termhost/termhost/internal/devsim"
 	"github.com/termhost/termhost/internal/testapps"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // The PTY and terminal-tester tools, end to end: the built binary over
 // stdio with go-sdk's client, real programs under a PTY.
-
-// needProg skips a test when a program is missing, except in CI, where
-// .ci/run installs it.
-func needProg(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (CI installs it: .ci/run)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
-	return p
-}
 
 func screenOf(t *testing.T, res map[string]any) string {
 	t.Helper()
@@ -82,7 +68,7 @@ func regexpQuote(s string) string {
 func TestShellIntegration(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh"} {
 		t.Run(sh, func(t *testing.T) {
-			needProg(t, sh)
+			testutil.NeedProgram(t, sh)
 			h := startHost(t)
 			home := t.TempDir()
 			id := h.must("launch_app", map[string]any{"command": sh, "env": map[string]string{"HOME": home}, "cols": 100, "rows": 30})["session_id"].(string)
@@ -120,7 +106,7 @@ func TestShellIntegration(t *testing.T) {
 
 // TestVimEditsAFile: open a file in vim, edit, save, check the file.
 func TestVimEditsAFile(t *testing.T) {
-	needProg(t, "vim")
+	testutil.NeedProgram(t, "vim")
 	h := startHost(t)
 	file := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(file, []byte("first line\n"), 0o600); err != nil {
@@ -148,7 +134,7 @@ func TestVimEditsAFile(t *testing.T) {
 
 // TestLessPages: page through a file in less with Space, quit with q.
 func TestLessPages(t *testing.T) {
-	needProg(t, "less")
+	testutil.NeedProgram(t, "less")
 	h := startHost(t)
 	file := filepath.Join(t.TempDir(), "long.txt")
 	var b strings.Builder
@@ -171,7 +157,7 @@ func TestLessPages(t *testing.T) {
 
 // TestHtopQuits: htop draws its meters and quits on q.
 func TestHtopQuits(t *testing.T) {
-	needProg(t, "htop")
+	testutil.NeedProgram(t, "htop")
 	h := startHost(t)
 	id := h.must("launch_app", map[string]any{"command": "htop", "cols": 120, "rows": 40, "env": map[string]string{"HOME": t.TempDir()}})["session_id"].(string)
 	h.screenHas(id, "PID")
@@ -409,7 +395,7 @@ func TestManySessionsAndCleanup(t *testing.T) {
 	case <-time.After(4 * time.Second):
 		t.Fatal("the server did not exit within 4 s of its input closing")
 	}
-	if !waitFor(5*time.Second, func() bool { return len(alive(kids)) == 0 }) {
+	if !testutil.Poll(5*time.Second, func() bool { return len(alive(kids)) == 0 }) {
 		t.Fatalf("processes left behind: %v", alive(kids))
 	}
 }
@@ -490,7 +476,7 @@ func TestScreenToolsOnEveryKind(t *testing.T) {
 		t.Fatalf("telnet screen: %v", v)
 	}
 	h.must("resize_terminal", map[string]any{"session_id": id, "cols": 132, "rows": 40})
-	if !waitFor(5*time.Second, func() bool {
+	if !testutil.Poll(5*time.Second, func() bool {
 		for _, s := range dev.Sessions() {
 			if s.Width == 132 && s.Height == 40 {
 				return true

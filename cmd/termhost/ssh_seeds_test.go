@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Seeds 001/002 to the letter: their environment variables, the limits
@@ -24,26 +24,16 @@ import (
 
 // rawSSHCall runs a tool from any goroutine: no t.Fatal, no shared state.
 func rawSSHCall(cs *sdk.ClientSession, tool string, args map[string]any) (string, *jsonrpc.Error, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		var je *jsonrpc.Error
-		if errors.As(err, &je) {
-			return "", je, nil
-		}
-		return "", nil, err
+	r := testutil.CallTool(cs, 60*time.Second, tool, args)
+	switch {
+	case r.RPC != nil:
+		return "", r.RPC, nil
+	case r.Err != nil:
+		return "", nil, r.Err
+	case r.IsError:
+		return "", nil, fmt.Errorf("tool error: %s", r.Text)
 	}
-	var text string
-	for _, c := range r.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	if r.IsError {
-		return "", nil, fmt.Errorf("tool error: %s", text)
-	}
-	return text, nil, nil
+	return r.Text, nil, nil
 }
 
 // waitCred waits until the server's credentials hold id (after writeCreds).

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/internal/sshdtest"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // sshFixture is a real sshd, keys, an agent, and a termhost serving the ssh
@@ -80,9 +79,18 @@ func newSSHFixture(t *testing.T) *sshFixture {
 
 func (f *sshFixture) writeCreds(t *testing.T, creds []map[string]any) {
 	t.Helper()
+	f.writeCredsMode(t, creds, 0o600)
+}
+
+// writeCredsMode is writeCreds with the file's mode set before it appears.
+func (f *sshFixture) writeCredsMode(t *testing.T, creds []map[string]any, mode os.FileMode) {
+	t.Helper()
 	data, _ := json.MarshalIndent(map[string]any{"version": "1.0", "credentials": creds}, "", "  ")
 	tmp := f.credFile + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, f.credFile); err != nil {
@@ -93,37 +101,28 @@ func (f *sshFixture) writeCreds(t *testing.T, creds []map[string]any) {
 // call runs a tool; it returns the result or the JSON-RPC error.
 func (f *sshFixture) call(t *testing.T, tool string, args map[string]any) (map[string]any, *jsonrpc.Error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := f.cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		f.results = append(f.results, err.Error())
-		var je *jsonrpc.Error
-		if !errors.As(err, &je) {
+	r := testutil.CallTool(f.cs, 60*time.Second, tool, args)
+	if r.Err != nil {
+		f.results = append(f.results, r.Err.Error())
+		if r.RPC == nil {
 			// go-sdk's client takes code -32003 for its own "client is
 			// closing" and reports it as a closed connection, keeping only
 			// the text (rawCall checks that code on the wire).
-			if strings.Contains(err.Error(), "blocked by rules.json") {
-				return nil, &jsonrpc.Error{Code: -32003, Message: err.Error()}
+			if strings.Contains(r.Err.Error(), "blocked by rules.json") {
+				return nil, &jsonrpc.Error{Code: -32003, Message: r.Err.Error()}
 			}
-			t.Fatalf("%s: %v (not a JSON-RPC error)", tool, err)
+			t.Fatalf("%s: %v (not a JSON-RPC error)", tool, r.Err)
 		}
-		f.results = append(f.results, string(je.Data))
-		return nil, je
+		f.results = append(f.results, string(r.RPC.Data))
+		return nil, r.RPC
 	}
-	var text string
-	for _, c := range r.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	f.results = append(f.results, text)
+	f.results = append(f.results, r.Text)
 	if r.IsError {
-		t.Fatalf("%s: tool error %s (the ssh tools answer with JSON-RPC errors)", tool, text)
+		t.Fatalf("%s: tool error %s (the ssh tools answer with JSON-RPC errors)", tool, r.Text)
 	}
 	var res map[string]any
-	if err := json.Unmarshal([]byte(text), &res); err != nil {
-		t.Fatalf("%s: %q is not a JSON object", tool, text)
+	if err := json.Unmarshal([]byte(r.Text), &res); err != nil {
+		t.Fatalf("%s: %q is not a JSON object", tool, r.Text)
 	}
 	return res, nil
 }
@@ -287,36 +286,42 @@ func TestSSHCredentialsHotReload(t *testing.T) {
 	f.writeCreds(t, []map[string]any{
 		{"id": "late", "host": f.srv.Host, "port": f.srv.Port, "username": f.srv.User, "authType": "key", "privateKeyPath": key},
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := f.call(t, "ssh_execute", map[string]any{"credentialId": "late", "command": "echo reloaded"})
-		if err == nil && res["stdout"] == "reloaded\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("credentials not reloaded: %v %v", res, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var res map[string]any
+	var err *jsonrpc.Error
+	if !testutil.Poll(10*time.Second, func() bool {
+		res, err = f.call(t, "ssh_execute", map[string]any{"credentialId": "late", "command": "echo reloaded"})
+		return err == nil && res["stdout"] == "reloaded\n"
+	}) {
+		t.Fatalf("credentials not reloaded: %v %v", res, err)
 	}
-	// A broken file keeps the last good set.
+	// The server's view of the credentials, as the agent sees it.
+	listed := func() string {
+		raw, _ := json.Marshal(f.mustCall(t, "ssh_list_credentials", nil))
+		return string(raw)
+	}
+	// A broken file keeps the last good set. The warning shows the reload
+	// was tried; only then does the set it kept say anything.
 	os.WriteFile(f.credFile, []byte(`{"version":`), 0o600)
-	time.Sleep(500 * time.Millisecond)
-	list := f.mustCall(t, "ssh_list_credentials", nil)
-	if raw, _ := json.Marshal(list); !strings.Contains(string(raw), `"late"`) || !strings.Contains(string(raw), "warning") {
-		t.Errorf("after a broken file: %s", raw)
+	var raw string
+	if !testutil.Poll(10*time.Second, func() bool { raw = listed(); return strings.Contains(raw, "warning") }) {
+		t.Fatalf("a broken credentials file gave no warning: %s", raw)
 	}
-	// A file others can read is refused.
-	f.writeCreds(t, []map[string]any{{"id": "open", "host": "h", "username": "u", "authType": "agent"}})
-	os.Chmod(f.credFile, 0o644)
-	time.Sleep(500 * time.Millisecond)
-	list = f.mustCall(t, "ssh_list_credentials", nil)
-	if raw, _ := json.Marshal(list); strings.Contains(string(raw), `"open"`) || !strings.Contains(string(raw), "chmod 600") {
-		t.Errorf("a group-readable file was loaded or the fix not given: %s", raw)
+	if !strings.Contains(raw, `"late"`) {
+		t.Errorf("after a broken file the last good set is gone: %s", raw)
+	}
+	// A file others can read is refused. It appears with that mode (a
+	// chmod after the write could let the reload read it before).
+	f.writeCredsMode(t, []map[string]any{{"id": "open", "host": "h", "username": "u", "authType": "agent"}}, 0o644)
+	if !testutil.Poll(10*time.Second, func() bool { raw = listed(); return strings.Contains(raw, "chmod 600") }) {
+		t.Fatalf("a group-readable credentials file was not refused with the fix: %s", raw)
+	}
+	if strings.Contains(raw, `"open"`) {
+		t.Errorf("a group-readable file was loaded: %s", raw)
 	}
 }
 
 func TestSSHShellDrivesVim(t *testing.T) {
-	needProg(t, "vim")
+	testutil.NeedProgram(t, "vim")
 	f := newSSHFixture(t)
 	res := f.mustCall(t, "ssh_shell", map[string]any{"credentialId": "key", "cols": 100, "rows": 30})
 	id, _ := res["session_id"].(string)

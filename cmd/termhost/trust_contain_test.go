@@ -19,6 +19,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // TestOwnEnvListed: every environment variable a flag falls back to is on
@@ -117,7 +118,7 @@ func TestProgramsCannotReadCredentials(t *testing.T) {
 	}
 	write(key)
 	h := startHost(t, "--credentials", credFile, "--rules", emptyRules(t, dir), "--known-hosts", filepath.Join(dir, "kh"))
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(h.logs.String(), "sandbox:") }) {
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Contains(h.logs.String(), "sandbox:") }) {
 		t.Fatalf("no sandbox line in the log")
 	}
 	if strings.Contains(h.logs.String(), "level=WARN msg=\"sandbox:") {
@@ -137,7 +138,7 @@ func TestProgramsCannotReadCredentials(t *testing.T) {
 	os.WriteFile(key2, []byte("KEY-MATERIAL-2"), 0o600)
 	n := strings.Count(h.logs.String(), "credentials reloaded")
 	write(key2)
-	if !waitFor(10*time.Second, func() bool { return strings.Count(h.logs.String(), "credentials reloaded") > n }) {
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Count(h.logs.String(), "credentials reloaded") > n }) {
 		t.Fatal("the credentials file was not reloaded")
 	}
 	if out := h.runToEnd(map[string]any{"command": "cat", "args": []string{key2}}); strings.Contains(out, "KEY-MATERIAL") {
@@ -185,7 +186,7 @@ func daemonLine(file string) string {
 func readPid(t *testing.T, file string) int {
 	t.Helper()
 	var pid int
-	if !waitFor(15*time.Second, func() bool {
+	if !testutil.Poll(15*time.Second, func() bool {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return false
@@ -201,7 +202,7 @@ func readPid(t *testing.T, file string) int {
 // mustEnd waits (bounded) for pid to be gone; the test kills it if not.
 func mustEnd(t *testing.T, pid int, what string) {
 	t.Helper()
-	if !waitFor(8*time.Second, func() bool { return len(alive([]int{pid})) == 0 }) {
+	if !testutil.Poll(8*time.Second, func() bool { return len(alive([]int{pid})) == 0 }) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("%s: the setsid'd grandchild %d is still running", what, pid)
 	}
@@ -213,7 +214,7 @@ var containments = []string{"cgroup", "subreaper"}
 func startContained(t *testing.T, mech string) *hostProc {
 	t.Helper()
 	h := startHost(t, "--containment", mech)
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(h.logs.String(), "containment:") }) {
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Contains(h.logs.String(), "containment:") }) {
 		t.Fatalf("no containment line in the log")
 	}
 	return h
@@ -372,7 +373,7 @@ func TestAgentSocketWithheld(t *testing.T) {
 	}
 	n := strings.Count(h.logs.String(), "credentials reloaded")
 	write(`{"id":"a","host":"127.0.0.1","port":22,"username":"u","authType":"agent"}`)
-	if !waitFor(10*time.Second, func() bool { return strings.Count(h.logs.String(), "credentials reloaded") > n }) {
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Count(h.logs.String(), "credentials reloaded") > n }) {
 		t.Fatal("the credentials file was not reloaded")
 	}
 	if out := h.runToEnd(map[string]any{"command": "env"}); strings.Contains(out, "SSH_AUTH_SOCK") {

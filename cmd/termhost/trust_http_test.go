@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/internal/devsim"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Issue 16, items 9 and 10 over the built binary: HTTP needs the bearer
@@ -245,13 +246,13 @@ func TestHTTPDeleteEndsSessions(t *testing.T) {
 		out, _ := exec.Command("pgrep", "-f", marker).Output()
 		return len(strings.TrimSpace(string(out))) > 0
 	}
-	if !waitFor(5*time.Second, running) {
+	if !testutil.Poll(5*time.Second, running) {
 		t.Fatal("the program never started")
 	}
 	if err := a.Close(); err != nil {
 		t.Fatalf("DELETE: %v", err)
 	}
-	if !waitFor(10*time.Second, func() bool { return !running() }) {
+	if !testutil.Poll(10*time.Second, func() bool { return !running() }) {
 		t.Fatal("the program outlived the DELETE of its MCP session")
 	}
 }
@@ -367,7 +368,7 @@ func startAndStop(cmd *exec.Cmd) error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	served := waitFor(20*time.Second, func() bool { return urlLine.MatchString(logs.String()) })
+	served := testutil.Poll(20*time.Second, func() bool { return urlLine.MatchString(logs.String()) })
 	cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-done:
@@ -459,7 +460,7 @@ func TestHTTPTokenHiddenFromPrograms(t *testing.T) {
 	if err != nil || len(strings.TrimSpace(string(token))) < 22 {
 		t.Fatalf("token file: %q %v", token, err)
 	}
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(srv.logs.String(), "sandbox:") }) {
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Contains(srv.logs.String(), "sandbox:") }) {
 		t.Fatal("no sandbox line in the log")
 	}
 	if strings.Contains(srv.logs.String(), `level=WARN msg="sandbox:`) {

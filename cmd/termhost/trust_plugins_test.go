@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/internal/sshdtest"
+	"github.com/termhost/termhost/internal/testutil"
 	"github.com/termhost/termhost/internal/wasmhost"
 )
 
@@ -69,7 +70,7 @@ func (f *sshTrustFixture) execute(h *hostProc) callResult {
 func settled(t *testing.T, h *hostProc, name, file string) string {
 	t.Helper()
 	var line string
-	if !waitFor(30*time.Second, func() bool {
+	if !testutil.Poll(30*time.Second, func() bool {
 		for l := range strings.SplitSeq(h.logs.String(), "\n") {
 			if strings.Contains(l, "plugin file rejected") && strings.Contains(l, file) {
 				line = l

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Issue 16 items 11-13: command rules that hold against a hijacked agent.
@@ -44,7 +46,7 @@ func TestRulesSurviveTheirFile(t *testing.T) {
 		if err := c.gone(); err != nil {
 			t.Fatal(err)
 		}
-		if !waitFor(10*time.Second, func() bool { return strings.Count(logs.String(), "rules not reloaded") > warns }) {
+		if !testutil.Poll(10*time.Second, func() bool { return strings.Count(logs.String(), "rules not reloaded") > warns }) {
 			t.Errorf("%s: no warning that the rules file is gone; log:\n%s", c.name, logs.String())
 		}
 		if !isBlocked("mkdir /tmp/x") {
@@ -52,7 +54,7 @@ func TestRulesSurviveTheirFile(t *testing.T) {
 		}
 		reloads := strings.Count(logs.String(), "rules reloaded")
 		write()
-		waitFor(10*time.Second, func() bool { return strings.Count(logs.String(), "rules reloaded") > reloads })
+		testutil.Poll(10*time.Second, func() bool { return strings.Count(logs.String(), "rules reloaded") > reloads })
 	}
 }
 
@@ -109,7 +111,7 @@ func useExampleRules(t *testing.T, f *sshFixture) {
 	data, _ = json.Marshal(r)
 	reloads := strings.Count(f.logs.String(), "rules reloaded")
 	os.WriteFile(f.rules, data, 0o644)
-	if !waitFor(10*time.Second, func() bool { return strings.Count(f.logs.String(), "rules reloaded") > reloads }) {
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Count(f.logs.String(), "rules reloaded") > reloads }) {
 		t.Fatal("the new rules were not loaded")
 	}
 }
@@ -135,13 +137,14 @@ func TestRulesShellSpellingsOverSSH(t *testing.T) {
 			t.Errorf("%q was not refused (%v)", cmd, err)
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
-	if left, _ := os.ReadDir(dir); len(left) > 0 {
-		t.Errorf("files were created: %v", left)
-	}
+	// An ordinary command runs, after them on the same server: anything
+	// they had run would have made its file by the time it answers.
 	res := f.mustCall(t, "ssh_execute", map[string]any{"credentialId": "key", "command": "echo touch me | grep -c touch && ls " + dir})
 	if res["exitCode"] != 0.0 || !strings.Contains(res["stdout"].(string), "1") {
 		t.Errorf("an ordinary command: %v", res)
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("files were created: %v", left)
 	}
 }
 
@@ -198,8 +201,13 @@ func TestRulesShellScreenLine(t *testing.T) {
 		t.Fatalf("sleep: %s", msg)
 	}
 	refused("typed ahead", map[string]any{"keys": []any{"Up", "C-a", "C-d", "C-d"}}, map[string]any{"keys": []any{"Enter"}})
-	time.Sleep(2500 * time.Millisecond)
+	// Once sleep has ended and bash has taken the keys typed ahead, the
+	// line is cleared and the cursor row shows the bare prompt again.
+	waitGone(t, f.srv, "sleep 2")
 	keys(map[string]any{"keys": []any{"C-e", "C-u"}})
+	if r := h.call(20*time.Second, "wait_for", map[string]any{"session_id": id, "until": `rl\$ $`, "onScreen": true, "timeoutMs": 15000}); r.isErr || r.res["reason"] != "matched" {
+		t.Fatalf("the prompt did not come back after sleep 2: %v\n%s", r, h.view(id))
+	}
 	// A shell moved onto the alternate screen is still checked.
 	alt := filepath.Join(dir, "alt")
 	for _, line := range []string{"printf '\\033[?1049h'\r", ": touch " + alt + "\r"} {

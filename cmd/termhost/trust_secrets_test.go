@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/internal/testapps"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Issue 16, "Secrets" (SPEC TRUST-1, TRUST-2): a credential goes only to
@@ -229,15 +230,18 @@ func TestTrustCredentialOnlyForItsTarget(t *testing.T) {
 // an allowed program elsewhere, or a Telnet session to anything else is
 // refused, and nothing is typed.
 func TestTrustSendSecretOnlyToItsTarget(t *testing.T) {
-	needProg(t, "bash")
+	testutil.NeedProgram(t, "bash")
 	const pass = "Trust-SendSecret-Pass-2"
 	gp := testapps.Build(t, "getpass")
 	dir := t.TempDir()
 	copyProg(t, gp, filepath.Join(dir, "sudo"))
 	listener := startFakePeer(t, func(f *fakePeer, c net.Conn, r *telnetLines) {
 		io.WriteString(c, "Password: ")
-		r.line()
-		io.Copy(io.Discard, c)
+		for {
+			if _, err := r.line(); err != nil {
+				return
+			}
+		}
 	})
 	h := startTrustHost(t,
 		trustCred{ID: "dev", Port: 2323, User: "netops", Pass: pass},
@@ -277,8 +281,18 @@ func TestTrustSendSecretOnlyToItsTarget(t *testing.T) {
 	}
 	h.must("send_secret", map[string]any{"sessionId": gid, "credentialId": "local", "field": "password"})
 	h.screenHas(gid, fmt.Sprintf("read %d bytes", len(pass)))
-	time.Sleep(300 * time.Millisecond)
-	if b, _ := os.ReadFile(file); len(b) > 0 {
+	// Nothing reached the shell or the listener: a line typed now arrives,
+	// and a secret typed before it would have arrived first.
+	h.must("telnet_send", map[string]any{"sessionId": tid, "command": "typed-after"})
+	h.must("send_keys", map[string]any{"session_id": sid, "text": "typed-after\n"})
+	testutil.Eventually(t, 10*time.Second, "the line typed after at the listener", func() bool {
+		return strings.Contains(listener.received(), "typed-after")
+	})
+	testutil.Eventually(t, 10*time.Second, "the line typed after in the shell's file", func() bool {
+		b, _ := os.ReadFile(file)
+		return strings.Contains(string(b), "typed-after")
+	})
+	if b, _ := os.ReadFile(file); string(b) != "typed-after\n" {
 		t.Errorf("the shell got %q", b)
 	}
 	if strings.Contains(listener.received(), pass) {
@@ -387,7 +401,9 @@ func TestTrustMaskedForServerLife(t *testing.T) {
 // once; the password was typed once.
 func TestTrustLoginTypesEachSecretOnce(t *testing.T) {
 	const pass = "Trust-Once-Pass-4"
+	ended := make(chan struct{})
 	device := startFakePeer(t, func(f *fakePeer, c net.Conn, r *telnetLines) {
+		defer close(ended) // one connection: the host's
 		io.WriteString(c, "login: ")
 		if _, err := r.line(); err != nil {
 			return
@@ -411,7 +427,13 @@ func TestTrustLoginTypesEachSecretOnce(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the login took %v", took)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The failed login ends the session, so the device sees the
+	// connection close: everything the host typed has arrived by then.
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the device's connection stayed open after the failed login")
+	}
 	if n := strings.Count(device.received(), pass); n != 1 {
 		t.Errorf("the password was typed %d times", n)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Issue 17's "one voice for agents", end to end over stdio.
@@ -16,7 +17,7 @@ import (
 // screen's rows are sent without their trailing blanks; a pattern on the
 // screen still sees `$ ` where the cursor waits after it.
 func TestOnScreenSeesThePromptBlank(t *testing.T) {
-	needProg(t, "sh")
+	testutil.NeedProgram(t, "sh")
 	h := startHost(t)
 	id := h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-i"}, "env": map[string]string{"PS1": "$ ", "ENV": ""}})["session_id"].(string)
 	r := h.must("wait_for", map[string]any{"session_id": id, "until": `\$ $`, "onScreen": true, "timeoutMs": 10000})
@@ -28,7 +29,7 @@ func TestOnScreenSeesThePromptBlank(t *testing.T) {
 // TestOtherSpellings: the session argument in the other seed's spelling,
 // and an array given as a string holding its JSON (the MCP Inspector CLI).
 func TestOtherSpellings(t *testing.T) {
-	needProg(t, "cat")
+	testutil.NeedProgram(t, "cat")
 	h := startHost(t)
 	id := h.must("launch_app", map[string]any{"command": "cat", "args": `["-u"]`})["session_id"].(string)
 	h.must("send_keys", map[string]any{"sessionId": id, "text": "spelled", "keys": `["Enter"]`})

@@ -37,7 +37,7 @@ type modeIn struct {
 }
 
 func (s *Server) addDeviceTools() {
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name: "run_command",
 		Description: "Run one command; returns its output alone (no echo, pager or prompt), prompt, mode, exitCode, " +
 			"error, reason. A question stops it.",
@@ -50,7 +50,7 @@ func (s *Server) addDeviceTools() {
 		p["expect"].MaxLength = ptr(session.MaxPatternLen)
 	}, s.runCommand)
 
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name: "set_mode",
 		Description: "Move a device to a mode by its dialect's commands (enable, configure terminal, end…), each as " +
 			"run_command; returns steps, prompt, mode, reason.",
@@ -65,7 +65,7 @@ func (s *Server) addDeviceTools() {
 	if s.deps.SSH == nil {
 		return
 	}
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name:        "send_secret",
 		Description: "Type a credential's secret and Enter at a prompt; never shown. Refused where it would echo.",
 		Annotations: &sdk.ToolAnnotations{Title: "Send secret", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},

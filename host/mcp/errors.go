@@ -10,7 +10,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/host/policy"
+	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/host/ssh"
 )
 
 // ArgError is an invalid argument: the field, and what was expected and
@@ -31,14 +33,16 @@ func invalid(field, format string, args ...any) error {
 var errInternal = errors.New("internal error")
 
 // voice is how a tool group tells a client what went wrong: the seeds
-// differ, and each group keeps its seed's words.
+// differ, and each group keeps its seed's words. textVoice is named for
+// its form, as the Telnet, PTY, device and plugin tools all speak it;
+// testerVoice and sshVoice for the one seed whose tools speak each.
 type voice int
 
 const (
-	// telnetVoice (seed 000, SPEC TEL-7): a tool error (isError) whose
+	// textVoice (seed 000, SPEC TEL-7): a tool error (isError) whose
 	// text starts with the seed's words: "Session not found", "Session
 	// disconnected", "invalid arguments: <field>: …", "RESOURCE_LIMIT: …".
-	telnetVoice voice = iota
+	textVoice voice = iota
 	// testerVoice (seed 004, SPEC TUI-1): a tool error whose text starts
 	// with a code: SESSION_NOT_FOUND, SESSION_DEAD, INVALID_INPUT,
 	// RESOURCE_LIMIT, INTERNAL_ERROR.
@@ -68,74 +72,108 @@ const (
 	rpcValidation    = -32003
 )
 
-// kind classifies an error once, for every voice.
-type kind int
+// class is what an error is, decided once for every voice (not to be
+// confused with a session's kind).
+type class int
 
 const (
-	kindOther kind = iota
-	kindArg
-	kindNotFound
-	kindEnded
-	kindLimit
-	kindInternal
-	kindCancelled
+	classOther class = iota
+	classArg
+	classNotFound
+	classEnded
+	classLimit
+	classInternal
+	classCancelled
 )
 
-func classify(err error) kind {
+func classOf(err error) class {
 	var ae *ArgError
 	switch {
 	case errors.As(err, &ae), errors.Is(err, session.ErrInvalidName), errors.Is(err, session.ErrNameTaken), errors.As(err, new(*policy.BlockedError)),
 		errors.Is(err, session.ErrBadPlugin), errors.Is(err, session.ErrScreenSize):
-		return kindArg
+		return classArg
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrExpired):
-		return kindNotFound
+		return classNotFound
 	case errors.Is(err, session.ErrDisconnected):
-		return kindEnded
+		return classEnded
 	case errors.Is(err, session.ErrLimit):
-		return kindLimit
+		return classLimit
 	case errors.Is(err, errInternal):
-		return kindInternal
+		return classInternal
 	case errors.Is(err, context.Canceled):
-		return kindCancelled
+		return classCancelled
 	}
-	return kindOther
+	return classOther
+}
+
+// The codes each voice gives a class; a class missing from a table gets
+// the table's default (testerCodes: INTERNAL_ERROR, rpcCodes: -32000).
+var (
+	testerCodes = map[class]string{classArg: codeInvalidInput, classNotFound: codeSessionNotFound, classEnded: codeSessionDead,
+		classLimit: codeResourceLimit, classInternal: codeInternal}
+	rpcCodes = map[class]int64{classArg: rpcInvalidParams, classNotFound: rpcSession, classEnded: rpcSession,
+		classLimit: rpcSession, classInternal: rpcInternal}
+	textPrefixes = map[class]string{classLimit: codeResourceLimit + ": ", classInternal: codeInternal + ": "}
+)
+
+// rpcCode is the SPEC SSH-7 code of an error, with its data: the SSH
+// pool's typed errors and a rules refusal have their own codes, ahead of
+// what they wrap; anything else is coded by its class.
+func rpcCode(err error) (int64, map[string]any) {
+	var ce *ssh.CredentialError
+	var be *policy.BlockedError
+	var se *ssh.SessionError
+	var xe *ssh.ConnectError
+	switch {
+	case errors.As(err, &be):
+		d := map[string]any{"command": be.Command}
+		if be.Rule != "" {
+			d["rule"] = be.Rule
+		}
+		if be.Simple != "" {
+			d["simpleCommand"] = be.Simple // the command in the line, as the shell would run it
+		}
+		if be.Reason != "" {
+			d["reason"] = be.Reason // why the line cannot be checked
+		}
+		return rpcValidation, d
+	case errors.As(err, &ce):
+		var ue *secrets.UnknownError
+		if errors.As(err, &ue) {
+			return rpcCredential, map[string]any{"credentialId": ue.ID} // seed 002's data
+		}
+		return rpcCredential, nil
+	case errors.As(err, &se):
+		return rpcSession, nil
+	case errors.As(err, &xe):
+		return rpcConnect, nil
+	}
+	if code, ok := rpcCodes[classOf(err)]; ok {
+		return code, nil
+	}
+	return rpcConnect, nil
 }
 
 // fail turns an error into what the client of a tool group gets: the one
 // place where domain errors become codes and words.
 func (s *Server) fail(v voice, err error) (*sdk.CallToolResult, error) {
-	k := classify(err)
 	msg := err.Error()
 	switch v {
 	case testerVoice:
-		code := map[kind]string{kindArg: codeInvalidInput, kindNotFound: codeSessionNotFound, kindEnded: codeSessionDead,
-			kindLimit: codeResourceLimit, kindInternal: codeInternal}[k]
-		if code == "" {
+		code, ok := testerCodes[classOf(err)]
+		if !ok {
 			code = codeInternal
 		}
 		return toolError(code + ": " + msg), nil
 	case sshVoice:
-		if code, data, ok := sshCode(err); ok {
-			e := &jsonrpc.Error{Code: code, Message: msg}
-			if data != nil {
-				e.Data, _ = json.Marshal(data)
-			}
-			return nil, e
+		code, data := rpcCode(err)
+		e := &jsonrpc.Error{Code: code, Message: msg}
+		if data != nil {
+			e.Data, _ = json.Marshal(data)
 		}
-		code := map[kind]int64{kindArg: rpcInvalidParams, kindNotFound: rpcSession, kindEnded: rpcSession,
-			kindLimit: rpcSession, kindInternal: rpcInternal}[k]
-		if code == 0 {
-			code = rpcConnect
-		}
-		return nil, &jsonrpc.Error{Code: code, Message: msg}
+		return nil, e
 	}
-	switch k {
-	case kindLimit:
-		msg = "RESOURCE_LIMIT: " + msg
-	case kindInternal:
-		msg = "INTERNAL_ERROR: " + msg
-	}
-	return toolError(msg), nil
+	return toolError(textPrefixes[classOf(err)] + msg), nil
 }
 
 func toolError(text string) *sdk.CallToolResult {

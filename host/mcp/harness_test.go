@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/termhost/termhost/host"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // newHost starts a host with the real telnet plugin and connects go-sdk's
@@ -76,54 +75,14 @@ type tb interface {
 	Cleanup(func())
 }
 
-// callTool runs a tool and decodes its result. A tool error or a protocol
-// error comes back as msg with isErr set; a successful result that is not
-// one text block holding one JSON object (the MCP form every termhost tool
-// answers in) is err. It asserts nothing, so any goroutine may use it.
-func callTool(cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	r, cerr := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	if cerr != nil {
-		return nil, cerr.Error(), true, nil
-	}
-	var text string
-	for _, c := range r.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	if r.IsError {
-		return nil, text, true, nil
-	}
-	if len(r.Content) != 1 {
-		return nil, text, false, fmt.Errorf("%s: result has %d content blocks, want one text block", tool, len(r.Content))
-	}
-	if err := json.Unmarshal([]byte(text), &res); err != nil || res == nil {
-		return nil, text, false, fmt.Errorf("%s: result is not a JSON object: %q", tool, text)
-	}
-	return res, text, false, nil
-}
-
-// call is callTool that fails the test on a result not in MCP form.
-func call(t tb, cs *sdk.ClientSession, tool string, args any) (res map[string]any, msg string, isErr bool) {
-	t.Helper()
-	res, msg, isErr, err := callTool(cs, tool, args)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return res, msg, isErr
-}
-
-// mustCall is call that fails the test on an error.
-func mustCall(t tb, cs *sdk.ClientSession, tool string, args any) map[string]any {
-	t.Helper()
-	res, msg, isErr := call(t, cs, tool, args)
-	if isErr {
-		t.Fatalf("%s %v: %s", tool, args, msg)
-	}
-	return res
-}
+// The tool-call helpers (internal/testutil): callTool asserts nothing, so
+// any goroutine may use it; call fails the test on a result not in MCP
+// form, mustCall also on an error.
+var (
+	callTool = testutil.CallJSON
+	call     = testutil.Call
+	mustCall = testutil.MustCall
+)
 
 // rawServer is a bare TCP server: tests write exactly the bytes a Telnet
 // server would, and see exactly what the client sent. One serves every case
@@ -254,12 +213,6 @@ func readN(t tb, cs *sdk.ClientSession, id, enc string, n int) []byte {
 		got = append(got, decode(t, enc, res["data"].(string))...)
 	}
 	return got
-}
-
-// readBytes reads (base64) until n bytes have arrived or 10 s passed.
-func readBytes(t tb, cs *sdk.ClientSession, id string, n int) []byte {
-	t.Helper()
-	return readN(t, cs, id, "base64", n)
 }
 
 // readText reads (utf8) until the text contains want or 5 s passed.

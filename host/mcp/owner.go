@@ -72,7 +72,7 @@ func owner(req *sdk.CallToolRequest) string {
 	if req == nil {
 		return ""
 	}
-	return ownerOf(nil, req.Session, req.Extra)
+	return ownerOf(context.Background(), req.Session, req.Extra)
 }
 
 // lookup finds one of the caller's sessions of any kind by id or name;

@@ -7,7 +7,7 @@ import (
 )
 
 func (s *Server) addPluginTools() {
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name:        "plugins_list",
 		Description: "List loaded plugins: name, version, kind, sha256, source, sessions.",
 		Annotations: &sdk.ToolAnnotations{Title: "Plugins", ReadOnlyHint: true, OpenWorldHint: ptr(false)},

@@ -3,13 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
 	"github.com/termhost/termhost/host/ssh"
@@ -174,37 +172,4 @@ func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshS
 		out["name"] = sess.Name
 	}
 	return out, nil
-}
-
-// sshCode is the SPEC SSH-7 code of an SSH tool's error, with its data.
-func sshCode(err error) (int64, map[string]any, bool) {
-	var ce *ssh.CredentialError
-	var be *policy.BlockedError
-	var se *ssh.SessionError
-	var xe *ssh.ConnectError
-	switch {
-	case errors.As(err, &be):
-		d := map[string]any{"command": be.Command}
-		if be.Rule != "" {
-			d["rule"] = be.Rule
-		}
-		if be.Simple != "" {
-			d["simpleCommand"] = be.Simple // the command in the line, as the shell would run it
-		}
-		if be.Reason != "" {
-			d["reason"] = be.Reason // why the line cannot be checked
-		}
-		return rpcValidation, d, true
-	case errors.As(err, &ce):
-		var ue *secrets.UnknownError
-		if errors.As(err, &ue) {
-			return rpcCredential, map[string]any{"credentialId": ue.ID}, true // seed 002's data
-		}
-		return rpcCredential, nil, true
-	case errors.As(err, &se):
-		return rpcSession, nil, true
-	case errors.As(err, &xe):
-		return rpcConnect, nil, true
-	}
-	return 0, nil, false
 }

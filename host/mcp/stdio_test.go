@@ -84,7 +84,7 @@ func errorOf(m map[string]any) (code float64, msg string, id any) {
 
 func testServer(t *testing.T) *Server {
 	s := &Server{log: discard(), mcp: sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)}
-	addTool(s, telnetVoice, &sdk.Tool{Name: "echo"}, func(p schemaProps) {
+	addTool(s, textVoice, &sdk.Tool{Name: "echo"}, func(p schemaProps) {
 		p["text"].MaxLength = ptr(100)
 		p["delayMs"].Maximum = ptr(1000.0)
 	}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {

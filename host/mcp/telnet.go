@@ -81,7 +81,7 @@ const (
 func sessionRef(p schemaProps) { p["sessionId"].MaxLength = ptr(maxRefLen) }
 
 func (s *Server) addTelnetTools() {
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_connect",
 		Description: "Open a Telnet session to host:port. Returns sessionId. With credentialId the host logs in itself.",
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet connect", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
@@ -99,7 +99,7 @@ func (s *Server) addTelnetTools() {
 		p["dialect"].MaxLength = ptr(maxPluginName)
 	}, s.telnetConnect)
 
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_send",
 		Description: "Send a line (command + CR LF) to a Telnet session. Read the answer with telnet_read.",
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet send", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
@@ -109,7 +109,7 @@ func (s *Server) addTelnetTools() {
 		p["signal"].Enum = []any{"ip", "brk", "ayt"}
 	}, s.telnetSend)
 
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name: "telnet_read",
 		Description: "Return output received since the last read. Wait with until/prompt/idleMs/exit " +
 			"(timeoutMs caps it); reason says why it returned.",
@@ -123,13 +123,13 @@ func (s *Server) addTelnetTools() {
 		waitBounds(p)
 	}, s.telnetRead)
 
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_disconnect",
 		Description: "Close a Telnet session. Closing an unknown or closed session is not an error.",
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet disconnect", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, sessionRef, s.telnetDisconnect)
 
-	addTool(s, telnetVoice, &sdk.Tool{
+	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_list",
 		Description: "List Telnet sessions.",
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet list", ReadOnlyHint: true, OpenWorldHint: ptr(false)},

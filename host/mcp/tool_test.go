@@ -12,7 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/policy"
+	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/host/ssh"
 )
 
 // TestArgumentVoice: every bad argument gets one voice — the field, what
@@ -92,7 +95,7 @@ func TestSchemasAreBounded(t *testing.T) {
 			t.Fatalf("registration: %v", p)
 		}
 	}()
-	addTool(s, telnetVoice, &sdk.Tool{Name: "unbounded"}, nil, func(context.Context, *sdk.CallToolRequest, struct {
+	addTool(s, textVoice, &sdk.Tool{Name: "unbounded"}, nil, func(context.Context, *sdk.CallToolRequest, struct {
 		N int `json:"n"`
 	}) (any, error) {
 		return nil, nil
@@ -103,12 +106,13 @@ func TestSchemasAreBounded(t *testing.T) {
 // INTERNAL_ERROR result; the server goes on serving.
 func TestPanicIsAnInternalError(t *testing.T) {
 	s := &Server{log: discard(), mcp: sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)}
-	addTool(s, telnetVoice, &sdk.Tool{Name: "boom"}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
+	addTool(s, textVoice, &sdk.Tool{Name: "boom"}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
 		var m map[string]int
+		//lint:ignore SA5000 the panic is the point
 		m["x"] = 1 // assignment to a nil map
 		return nil, nil
 	})
-	addTool(s, telnetVoice, &sdk.Tool{Name: "fine"}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
+	addTool(s, textVoice, &sdk.Tool{Name: "fine"}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
 		return map[string]bool{"ok": true}, nil
 	})
 	cs := connectInMemory(t, s)
@@ -132,9 +136,9 @@ func TestVoices(t *testing.T) {
 	limit := fmt.Errorf("%w: 100 sessions are open", session.ErrLimit)
 	arg := invalid("port", "must be an integer between 1 and 65535, got 0")
 	for _, c := range []struct {
-		err           error
-		telnet, tuple string
-		rpc           int64
+		err         error
+		text, tuple string
+		rpc         int64
 	}{
 		{notFound, "Session not found: no session", "SESSION_NOT_FOUND: Session not found", rpcSession},
 		{ended, "Session disconnected: the peer", "SESSION_DEAD: Session disconnected", rpcSession},
@@ -142,9 +146,9 @@ func TestVoices(t *testing.T) {
 		{arg, "invalid arguments: port:", "INVALID_INPUT: invalid arguments: port:", rpcInvalidParams},
 		{fmt.Errorf("%w: boom", errInternal), "INTERNAL_ERROR: internal error", "INTERNAL_ERROR: internal error", rpcInternal},
 	} {
-		res, _ := s.fail(telnetVoice, c.err)
-		if !res.IsError || !strings.HasPrefix(text(res), c.telnet) {
-			t.Errorf("telnet voice of %v: %q", c.err, text(res))
+		res, _ := s.fail(textVoice, c.err)
+		if !res.IsError || !strings.HasPrefix(text(res), c.text) {
+			t.Errorf("text voice of %v: %q", c.err, text(res))
 		}
 		res, _ = s.fail(testerVoice, c.err)
 		if !res.IsError || !strings.HasPrefix(text(res), c.tuple) {
@@ -154,6 +158,45 @@ func TestVoices(t *testing.T) {
 		var re *jsonrpc.Error
 		if !errors.As(err, &re) || re.Code != c.rpc {
 			t.Errorf("ssh voice of %v: %v", c.err, err)
+		}
+	}
+}
+
+// TestVoicesOfSSHErrors: the SSH pool's typed errors and a rules refusal
+// get their SPEC SSH-7 code and data in the ssh voice, and in the other
+// voices the words and codes of what they wrap.
+func TestVoicesOfSSHErrors(t *testing.T) {
+	s := &Server{log: discard()}
+	unknown := &ssh.CredentialError{Err: fmt.Errorf("ssh: %w", &secrets.UnknownError{ID: "lab"})}
+	limit := &ssh.SessionError{Err: fmt.Errorf("%w: 8 SSH connections open", session.ErrLimit)}
+	gone := &ssh.SessionError{Err: fmt.Errorf("%w: no persistent SSH session", session.ErrNotFound)}
+	refused := &policy.BlockedError{Command: "rm -rf /", Rule: "^rm ", Simple: "rm -rf /"}
+	connect := &ssh.ConnectError{Err: errors.New("dial tcp: connection refused")}
+	for _, c := range []struct {
+		err   error
+		text  string
+		tuple string
+		rpc   int64
+		data  string
+	}{
+		{unknown, "ssh: Credential not found", "INTERNAL_ERROR: ssh: Credential not found", rpcCredential, `{"credentialId":"lab"}`},
+		{limit, "RESOURCE_LIMIT: limit reached", "RESOURCE_LIMIT: limit reached", rpcSession, ""},
+		{gone, "Session not found", "SESSION_NOT_FOUND: Session not found", rpcSession, ""},
+		{refused, "", "INVALID_INPUT: ", rpcValidation, `{"command":"rm -rf /","rule":"^rm ","simpleCommand":"rm -rf /"}`},
+		{connect, "dial tcp", "INTERNAL_ERROR: dial tcp", rpcConnect, ""},
+	} {
+		res, _ := s.fail(textVoice, c.err)
+		if !res.IsError || !strings.HasPrefix(text(res), c.text) {
+			t.Errorf("text voice of %v: %q", c.err, text(res))
+		}
+		res, _ = s.fail(testerVoice, c.err)
+		if !res.IsError || !strings.HasPrefix(text(res), c.tuple) {
+			t.Errorf("tester voice of %v: %q", c.err, text(res))
+		}
+		_, err := s.fail(sshVoice, c.err)
+		var re *jsonrpc.Error
+		if !errors.As(err, &re) || re.Code != c.rpc || string(re.Data) != c.data || re.Message != c.err.Error() {
+			t.Errorf("ssh voice of %v: %v (data %s)", c.err, err, re.Data)
 		}
 	}
 }

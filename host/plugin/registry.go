@@ -85,6 +85,10 @@ type Config struct {
 	CrashLoopTraps         int
 	CrashLoopWindow        time.Duration
 	BackoffMin, BackoffMax time.Duration
+	// Now is the clock the crash-loop back-off reads (when a trap
+	// happened, whether a back-off has ended). Default time.Now; tests
+	// set their own so a back-off ends when they say, not after a sleep.
+	Now func() time.Time
 	// Logger receives the registry's logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -122,6 +126,9 @@ func (c *Config) defaults() {
 	}
 	if c.BackoffMax < c.BackoffMin {
 		c.BackoffMax = max(30*time.Second, c.BackoffMin)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

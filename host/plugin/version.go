@@ -86,9 +86,10 @@ func (in *instance) lock() error {
 func (in *instance) unlock() { <-in.sem }
 
 // backoffError says a version is crash-looping and will not start an
-// instance before until.
+// instance before until, left from when it was made.
 type backoffError struct {
 	until  time.Time
+	left   time.Duration
 	last   error
 	traps  int
 	window time.Duration
@@ -96,7 +97,7 @@ type backoffError struct {
 
 func (e *backoffError) Error() string {
 	return fmt.Sprintf("plugin is crash-looping (%d failures within %v); next instance in %v",
-		e.traps, e.window, max(time.Until(e.until), 0).Round(time.Millisecond))
+		e.traps, e.window, max(e.left, 0).Round(time.Millisecond))
 }
 
 func (e *backoffError) Unwrap() error { return ErrUnavailable }
@@ -137,7 +138,8 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		v.mu.Unlock()
 		return nil, false, errRetired
 	}
-	backingOff := time.Now().Before(v.until)
+	now := v.r.cfg.Now()
+	backingOff := now.Before(v.until)
 	if !v.man.PerSession() {
 		var best *instance
 		limit := v.man.SessionsPerInstance
@@ -161,7 +163,7 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		}
 	}
 	if backingOff {
-		err := &backoffError{until: v.until, last: v.lastTrap, traps: len(v.traps), window: v.r.cfg.CrashLoopWindow}
+		err := &backoffError{until: v.until, left: v.until.Sub(now), last: v.lastTrap, traps: len(v.traps), window: v.r.cfg.CrashLoopWindow}
 		v.mu.Unlock()
 		return nil, false, err
 	}
@@ -289,7 +291,7 @@ func (v *version) close() {
 // recordTrapLocked counts a trap towards the crash-loop back-off.
 func (v *version) recordTrapLocked(te *wasmhost.TrapError) {
 	cfg := &v.r.cfg
-	now := time.Now()
+	now := cfg.Now()
 	keep := v.traps[:0]
 	for _, t := range v.traps {
 		if now.Sub(t) < cfg.CrashLoopWindow {

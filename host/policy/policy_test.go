@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 func mustParse(t *testing.T, s string) *Rules {
@@ -84,9 +86,9 @@ func TestStoreReload(t *testing.T) {
 	}
 	defer s.Close()
 	os.WriteFile(path, []byte(`{"deny": ["reboot"]}`), 0o644)
-	wait(t, func() bool { return s.Check("reboot") != nil })
+	testutil.Eventually(t, 10*time.Second, "reboot to be refused", func() bool { return s.Check("reboot") != nil })
 	os.WriteFile(path, []byte(`{"deny": ["(reboot"]}`), 0o644)
-	wait(t, func() bool { return s.Err() != nil })
+	testutil.Eventually(t, 10*time.Second, "the load error", func() bool { return s.Err() != nil })
 	if s.Check("reboot") == nil {
 		t.Error("a bad file dropped the last good rules")
 	}
@@ -94,7 +96,7 @@ func TestStoreReload(t *testing.T) {
 		t.Errorf("Err does not name the file: %v", s.Err())
 	}
 	os.WriteFile(path, []byte(`{"deny": ["mkdir"]}`), 0o644)
-	wait(t, func() bool { return s.Err() == nil && s.Check("mkdir x") != nil })
+	testutil.Eventually(t, 10*time.Second, "the new rules", func() bool { return s.Err() == nil && s.Check("mkdir x") != nil })
 
 	// Removed, or renamed away: the last good rules stay, with a warning
 	// on every attempt.
@@ -106,7 +108,7 @@ func TestStoreReload(t *testing.T) {
 		if err := gone(); err != nil {
 			t.Fatal(err)
 		}
-		wait(t, func() bool { return strings.Count(logs.String(), "level=WARN") > before })
+		testutil.Eventually(t, 10*time.Second, "a warning", func() bool { return strings.Count(logs.String(), "level=WARN") > before })
 		if s.Check("mkdir x") == nil {
 			t.Errorf("case %d: the rules vanished with the file", i)
 		}
@@ -114,11 +116,11 @@ func TestStoreReload(t *testing.T) {
 			t.Errorf("case %d: Err = %v, want it to say the file is gone", i, s.Err())
 		}
 		os.WriteFile(path, []byte(`{"deny": ["mkdir"]}`), 0o644)
-		wait(t, func() bool { return s.Err() == nil })
+		testutil.Eventually(t, 10*time.Second, "the error to clear", func() bool { return s.Err() == nil })
 	}
 	// {} is how rules are dropped.
 	os.WriteFile(path, []byte(`{}`), 0o644)
-	wait(t, func() bool { return s.Check("mkdir x") == nil })
+	testutil.Eventually(t, 10*time.Second, "mkdir x to be allowed", func() bool { return s.Check("mkdir x") == nil })
 }
 
 type lockedBuffer struct {
@@ -136,16 +138,6 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-func wait(t *testing.T, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatal("condition not met within 10 s")
 }
 
 func TestTyped(t *testing.T) {

@@ -40,7 +40,7 @@ func (t *Typed) Check(r *Rules, input []byte) error {
 		*t = Typed{line: t.line[:0]}
 		return nil
 	}
-	if bytes.IndexAny(input, submitKeys) < 0 {
+	if !bytes.ContainsAny(input, submitKeys) {
 		// No key that can refuse (Enter, C-o, the C-e of C-x C-e): edit in
 		// place rather than copy the line on every keystroke.
 		for _, c := range input {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termhost/termhost/internal/testutil"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 )
@@ -161,7 +162,7 @@ func TestStoreReloadPermsAndLastGood(t *testing.T) {
 	if err := os.Rename(tmp, path); err != nil { // how editors save
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return s.Gen() > gen })
+	testutil.Eventually(t, 10*time.Second, "the reload", func() bool { return s.Gen() > gen })
 	if _, err := s.Get("two"); err != nil {
 		t.Fatalf("after reload: %v", err)
 	}
@@ -169,23 +170,13 @@ func TestStoreReloadPermsAndLastGood(t *testing.T) {
 		t.Errorf("old id still there or error unclear: %v", err)
 	}
 	writeFile(t, path, `{"version":"1.0","credentials":[{`, 0o600)
-	waitFor(t, func() bool { return s.Err() != nil })
+	testutil.Eventually(t, 10*time.Second, "the load error", func() bool { return s.Err() != nil })
 	if _, err := s.Get("two"); err != nil {
 		t.Errorf("last good set lost after a bad file: %v", err)
 	}
 	if got := s.List(); len(got) != 1 || got[0].ID != "two" || got[0].AuthType != "password" {
 		t.Errorf("List = %+v", got)
 	}
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatal("condition not met within 10 s")
 }
 
 func writeKey(t *testing.T, dir, name string, key any, passphrase string) string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/testutil"
 	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
 )
@@ -219,13 +220,7 @@ func readN(t *testing.T, c net.Conn, n int) []byte {
 // eventually waits for cond, with a bound.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, what, cond)
 }
 
 // write writes from the peer's side in the background (a net.Pipe write

@@ -42,9 +42,6 @@ func (st *stream) write(p []byte) {
 	}
 }
 
-// complete reports whether head holds the whole stream.
-func (st *stream) complete() bool { return st.total == len(st.head) }
-
 // channel collects one exec channel's output and end.
 type channel struct {
 	stdout, stderr stream

@@ -1,7 +1,6 @@
 package devsim
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -357,7 +356,7 @@ func TestPersonalityLongOutput(t *testing.T) {
 			if n < 190 {
 				t.Errorf("%s: %d lines", long[p], n)
 			}
-			t.Log(fmt.Sprintf("%s: %q has %d lines", p, long[p], n))
+			t.Logf("%s: %q has %d lines", p, long[p], n)
 		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 const zebra = "/usr/lib/frr/zebra"
@@ -29,16 +31,11 @@ type Router struct {
 // to the frr user); under CI it fails instead (.ci/run installs frr).
 func Need(t testing.TB) {
 	t.Helper()
-	_, err := os.Stat(zebra)
-	switch {
-	case err != nil && os.Getenv("CI") != "":
-		t.Fatal("FRRouting is needed (apt-get install frr)")
-	case err != nil:
-		t.Skip("FRRouting not installed")
-	case os.Geteuid() != 0 && os.Getenv("CI") != "":
-		t.Fatal("zebra must be started as root")
-	case os.Geteuid() != 0:
-		t.Skip("zebra must be started as root")
+	if _, err := os.Stat(zebra); err != nil {
+		testutil.SkipUnlessCI(t, "FRRouting is needed (apt-get install frr)")
+	}
+	if os.Geteuid() != 0 {
+		testutil.SkipUnlessCI(t, "zebra must be started as root")
 	}
 }
 

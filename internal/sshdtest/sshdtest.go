@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Need returns the path of sshd, or skips the test (fails it under CI,
@@ -33,10 +35,7 @@ func Need(t testing.TB) string {
 			}
 		}
 	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("sshd and ssh-keygen are needed (apt-get install openssh-server openssh-client)")
-	}
-	t.Skip("sshd not installed")
+	testutil.SkipUnlessCI(t, "sshd and ssh-keygen are needed (apt-get install openssh-server openssh-client)")
 	return ""
 }
 
@@ -290,12 +289,7 @@ func (s *Server) Log() string {
 // returns its socket (for SSH_AUTH_SOCK).
 func Agent(t testing.TB, keys ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("ssh-agent"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ssh-agent is needed (apt-get install openssh-client)")
-		}
-		t.Skip("ssh-agent not installed")
-	}
+	testutil.NeedProgram(t, "ssh-agent")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "agent.sock")
 	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
@@ -367,10 +361,7 @@ func (s *Server) Processes(sub string) []string {
 func SystemUser(t testing.TB) (name, password string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the login tests need root to create their user")
-		}
-		t.Skip("not root: no test user")
+		testutil.SkipUnlessCI(t, "not root: the login tests need root to create their user")
 	}
 	pass, err := ensureUser()
 	if err != nil {

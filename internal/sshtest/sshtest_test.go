@@ -1,6 +1,7 @@
 package sshtest
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"strings"
@@ -38,11 +39,20 @@ func TestExecAndSignals(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitStatus() != 3 || out.String() != "out\n" || errb.String() != "err\n" {
 		t.Fatalf("run: %v %q %q", err, out.String(), errb.String())
 	}
+	// A signal reaches a running program. It is sent once the program has
+	// written: the server runs it by then (a signal request before that
+	// has nothing to go to, and it wants no reply, so it is lost unseen).
 	sess, _ = c.NewSession()
-	if err := sess.Start("sleep 30"); err != nil {
+	stdout, err := sess.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	if err := sess.Start("echo started; exec sleep 30"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "started\n" {
+		t.Fatalf("before the signal: %q %v", line, err)
+	}
 	if err := sess.Signal(ssh.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +60,7 @@ func TestExecAndSignals(t *testing.T) {
 	if !errors.As(err, &ee) || ee.Signal() != "INT" {
 		t.Fatalf("signal: %v", err)
 	}
-	if got := s.Commands(); len(got) != 2 || got[1] != "sleep 30" {
+	if got := s.Commands(); len(got) != 2 || got[1] != "echo started; exec sleep 30" {
 		t.Errorf("commands %q", got)
 	}
 }

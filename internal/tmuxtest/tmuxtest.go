@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Available says whether tmux is installed.
@@ -30,10 +32,7 @@ func Available() bool {
 func Need(t testing.TB) {
 	t.Helper()
 	if !Available() {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed (CI installs it: .ci/run)")
-		}
-		t.Skip("tmux is not installed")
+		testutil.SkipUnlessCI(t, "tmux is not installed")
 	}
 }
 

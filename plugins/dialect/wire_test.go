@@ -21,7 +21,6 @@ type wireCase struct {
 	opts  string
 	steps []coretest.Step
 	split bool // feed inbound steps byte by byte
-	tick  bool // a quiet period after the last step
 }
 
 // A step with In "\x00tick" is a quiet period (on_tick far in the future).

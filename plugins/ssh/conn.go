@@ -62,12 +62,6 @@ func (c *pipeConn) feed(p []byte) error {
 	return nil
 }
 
-func (c *pipeConn) buffered() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.in) - c.off
-}
-
 func (c *pipeConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -25,3 +25,11 @@ func settle(c *pipeConn) {
 		runtime.Gosched()
 	}
 }
+
+// buffered is how much of the connection's input is still unread (only
+// the native settle needs it).
+func (c *pipeConn) buffered() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.in) - c.off
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -79,7 +80,7 @@ func mechanisms(t *testing.T) []string {
 func pidFrom(t *testing.T, file string) int {
 	t.Helper()
 	var pid int
-	if !eventually(10*time.Second, func() bool {
+	if !testutil.Poll(10*time.Second, func() bool {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return false
@@ -96,7 +97,7 @@ func pidFrom(t *testing.T, file string) int {
 // process, if it does not.
 func gone(t *testing.T, pid int, what string) {
 	t.Helper()
-	if !eventually(5*time.Second, func() bool { return !running(pid) }) {
+	if !testutil.Poll(5*time.Second, func() bool { return !running(pid) }) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("%s: process %d is still running", what, pid)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/testutil"
 )
 
 // Compile-time: a PTY is every kind of link a session can use.
@@ -71,20 +72,9 @@ func (r *reader) String() string {
 // until waits (bounded) for the output to contain s.
 func (r *reader) until(t *testing.T, s string) {
 	t.Helper()
-	if !eventually(10*time.Second, func() bool { return strings.Contains(r.String(), s) }) {
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Contains(r.String(), s) }) {
 		t.Fatalf("output never contained %q; got %q", s, r.String())
 	}
-}
-
-func eventually(d time.Duration, cond func() bool) bool {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		if cond() {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return cond()
 }
 
 func TestEchoRoundTrip(t *testing.T) {
@@ -180,36 +170,27 @@ func TestResize(t *testing.T) {
 	}
 }
 
-func needBash(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("bash missing (CI installs it)")
-		}
-		t.Skip("bash missing")
-	}
-}
-
 // TestInterruptReachesForegroundJob: ^C as a signal goes to the job in the
 // foreground of an interactive shell, not to the shell.
 func TestInterruptReachesForegroundJob(t *testing.T) {
-	needBash(t)
+	testutil.NeedProgram(t, "bash")
 	p := start(t, "bash", "--norc", "--noprofile", "-i")
 	r := collect(p)
 	p.Write([]byte("PS1='P> '\r"))
 	r.until(t, "P> ")
 	p.Write([]byte("sleep 30\r"))
-	if !eventually(10*time.Second, func() bool { fg := p.foreground(); return fg > 0 && fg != p.Pid() }) {
+	if !testutil.Poll(10*time.Second, func() bool { fg := p.foreground(); return fg > 0 && fg != p.Pid() }) {
 		t.Fatal("sleep never became the foreground job")
 	}
 	// The job dies, the shell does not: it runs the next command. (bash
 	// makes the job the foreground group just before the child execs; an
 	// interrupt landing in between is lost, so it is repeated until seen.)
 	p.Write([]byte("echo status-$?\r"))
-	if !eventually(10*time.Second, func() bool {
+	if !testutil.Poll(10*time.Second, func() bool {
 		if err := p.Signal("interrupt"); err != nil {
 			t.Fatal(err)
 		}
-		return eventually(200*time.Millisecond, func() bool { return strings.Contains(r.String(), "status-130") })
+		return testutil.Poll(200*time.Millisecond, func() bool { return strings.Contains(r.String(), "status-130") })
 	}) {
 		t.Fatalf("the interrupt never ended the job: %q", r.String())
 	}
@@ -239,16 +220,16 @@ func TestStopKillsWhatIgnoresTerm(t *testing.T) {
 // TestStopLeavesNothing: jobs a shell put in the background, in other
 // process groups, nohup'd, do not survive the session.
 func TestStopLeavesNothing(t *testing.T) {
-	needBash(t)
+	testutil.NeedProgram(t, "bash")
 	p := start(t, "bash", "--norc", "--noprofile", "-i")
 	r := collect(p)
 	p.Write([]byte("sleep 1000 & nohup sleep 1001 >/dev/null 2>&1 & (trap '' HUP TERM; exec sleep 1002) & echo started\r"))
 	r.until(t, "started")
-	if !eventually(5*time.Second, func() bool { return len(sessionMembers(p.Pid())) >= 4 }) {
+	if !testutil.Poll(5*time.Second, func() bool { return len(sessionMembers(p.Pid())) >= 4 }) {
 		t.Fatalf("session members: %v", sessionMembers(p.Pid()))
 	}
 	p.Stop(context.Background(), 100*time.Millisecond, 300*time.Millisecond)
-	if !eventually(5*time.Second, func() bool { return len(liveMembers(p.Pid())) == 0 }) {
+	if !testutil.Poll(5*time.Second, func() bool { return len(liveMembers(p.Pid())) == 0 }) {
 		t.Fatalf("left behind: %v", liveMembers(p.Pid()))
 	}
 }
@@ -273,11 +254,11 @@ func liveMembers(sid int) []int {
 // TestStopGivesARunningCommandGrace: a foreground command that finishes
 // within the grace is not killed.
 func TestStopGivesARunningCommandGrace(t *testing.T) {
-	needBash(t)
+	testutil.NeedProgram(t, "bash")
 	p := start(t, "bash", "--norc", "--noprofile", "-i")
 	r := collect(p)
 	p.Write([]byte("sleep 0.3; echo finished-cleanly\r"))
-	if !eventually(10*time.Second, func() bool { fg := p.foreground(); return fg > 0 && fg != p.Pid() }) {
+	if !testutil.Poll(10*time.Second, func() bool { fg := p.foreground(); return fg > 0 && fg != p.Pid() }) {
 		t.Fatal("no foreground job")
 	}
 	p.Stop(context.Background(), 5*time.Second, time.Second)
@@ -296,7 +277,7 @@ func TestManyConcurrent(t *testing.T) {
 			r := collect(p)
 			msg := "n" + strconv.Itoa(i) + "\r"
 			p.Write([]byte(msg))
-			if !eventually(10*time.Second, func() bool { return strings.Count(r.String(), "n"+strconv.Itoa(i)) >= 2 }) {
+			if !testutil.Poll(10*time.Second, func() bool { return strings.Count(r.String(), "n"+strconv.Itoa(i)) >= 2 }) {
 				t.Errorf("pty %d: %q", i, r.String())
 			}
 			p.Stop(context.Background(), 0, 200*time.Millisecond)
@@ -333,7 +314,7 @@ func TestChildDiesWithServer(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if !eventually(5*time.Second, func() bool { return syscall.Kill(child, 0) != nil }) {
+	if !testutil.Poll(5*time.Second, func() bool { return syscall.Kill(child, 0) != nil }) {
 		syscall.Kill(child, syscall.SIGKILL)
 		t.Fatalf("child %d outlived its holder", child)
 	}

@@ -4,7 +4,7 @@ import "bytes"
 
 // Detection levels: how sure the scanner is of the dialect.
 const (
-	levelNone = iota
+	_ = iota // no dialect detected yet (level 0)
 	// levelWeak: a banner hint (a detect entry not marked confident).
 	levelWeak
 	// levelPrompt: a prompt this dialect's patterns parse or guess.

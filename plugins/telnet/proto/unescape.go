@@ -135,7 +135,7 @@ func unescapeBlock(out, in *[blockLen]byte, n, e, cr, nvt, nop uint64) (k, used,
 	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[48:]), 48, ff, nops)
 	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[48:]), 48, crnul, carry, crs)
 	ff, nops = iacsNOPs(binary.LittleEndian.Uint64(in[56:]), 56, ff, nops)
-	crnul, carry = crNULs(binary.LittleEndian.Uint64(in[56:]), 56, crnul, carry, crs)
+	crnul, _ = crNULs(binary.LittleEndian.Uint64(in[56:]), 56, crnul, carry, crs)
 
 	// Pair the IACs of each run from its start: the first of each pair is
 	// dropped, the second is a 0xFF data byte. So the dropped IACs of a run

@@ -5,13 +5,13 @@ package core_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/termhost/termhost/internal/testapps"
+	"github.com/termhost/termhost/internal/testutil"
 	"github.com/termhost/termhost/internal/tmuxtest"
 	"github.com/termhost/termhost/plugins/vt/core"
 )
@@ -20,16 +20,6 @@ import (
 // the bytes they wrote, fed to our emulator, must give tmux's rows and
 // cursor. Also checked here: a screen rebuilt by replaying the bytes (in
 // other chunks) equals the live one, and survives a state round trip.
-
-func need(t *testing.T, prog string) {
-	t.Helper()
-	if _, err := exec.LookPath(prog); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (CI installs it: .ci/run)", prog)
-		}
-		t.Skipf("%s is not installed", prog)
-	}
-}
 
 // compare feeds what the program wrote so far to a fresh emulator and
 // compares it with tmux's screen.
@@ -92,12 +82,12 @@ var tmuxDiffers = map[string]string{
 }
 
 func TestOracleVim(t *testing.T) {
-	need(t, "vim")
+	testutil.NeedProgram(t, "vim")
 	file := filepath.Join(t.TempDir(), "f.txt")
 	os.WriteFile(file, []byte("alpha\nbeta\ngamma\n"), 0o600)
 	s := tmuxtest.Start(t, 80, 24, []string{"HOME=" + t.TempDir()}, "vim", "-u", "NONE", "-N", "-n", file)
-	sc := s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "gamma") }, 10*time.Second)
-	sc = s.Settle(t, 200*time.Millisecond, 10*time.Second)
+	s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "gamma") }, 10*time.Second)
+	sc := s.Settle(t, 200*time.Millisecond, 10*time.Second)
 	compare(t, s, sc, 80, 24, "open")
 	s.SendKeys("j", "o")
 	s.SendLiteral("inserted line with ünïcödé and 漢字")
@@ -110,7 +100,7 @@ func TestOracleVim(t *testing.T) {
 }
 
 func TestOracleLess(t *testing.T) {
-	need(t, "less")
+	testutil.NeedProgram(t, "less")
 	file := filepath.Join(t.TempDir(), "long.txt")
 	var b strings.Builder
 	for i := 1; i <= 300; i++ {
@@ -129,7 +119,7 @@ func TestOracleLess(t *testing.T) {
 }
 
 func TestOracleHtop(t *testing.T) {
-	need(t, "htop")
+	testutil.NeedProgram(t, "htop")
 	// htop redraws every few seconds; compare between redraws.
 	s := tmuxtest.Start(t, 120, 40, []string{"HOME=" + t.TempDir()}, "htop", "-d", "100")
 	s.WaitFor(t, func(sc tmuxtest.Screen) bool { return strings.Contains(strings.Join(sc.Rows, "\n"), "PID") }, 10*time.Second)
@@ -137,7 +127,7 @@ func TestOracleHtop(t *testing.T) {
 }
 
 func TestOracleVttest(t *testing.T) {
-	need(t, "vttest")
+	testutil.NeedProgram(t, "vttest")
 	s := tmuxtest.Start(t, 80, 24, nil, "vttest")
 	s.WaitFor(t, func(sc tmuxtest.Screen) bool {
 		return strings.Contains(strings.Join(sc.Rows, "\n"), "Enter choice number")
@@ -185,7 +175,7 @@ func TestOracleBubbleTea(t *testing.T) {
 // exactly at the margin, as coloured grep and ls output does before its
 // EL) keeps the last character and the wrap, as tmux shows.
 func TestOracleEraseAtMargin(t *testing.T) {
-	need(t, "printf")
+	testutil.NeedProgram(t, "printf")
 	line := "abcdefghijklmnopqrst" // 20 columns
 	script := fmt.Sprintf(`printf '%[1]s\033[K!\r\n%[1]s\033[1K!\r\n%[1]s\033[2K!\r\n%[1]s\033[0m\033[K\r\n%[1]s\033[J!\r\ndone'; sleep 30`, line)
 	s := tmuxtest.Start(t, 20, 12, nil, "sh", "-c", script)

@@ -198,6 +198,7 @@ func toolchainEnv(dir, toolchain string) ([]string, string, error) {
 	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, os.Stderr
 	v, err := cmd.Output()
 	if err != nil {
+		//lint:ignore ST1005 "Go" is a name
 		return nil, "", fmt.Errorf("Go toolchain %s for %s: %w", toolchain, dir, err)
 	}
 	return env, strings.TrimSpace(string(v)), nil

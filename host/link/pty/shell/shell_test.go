@@ -2,7 +2,6 @@ package shell_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,16 +11,8 @@ import (
 
 	"github.com/termhost/termhost/host/link/pty"
 	"github.com/termhost/termhost/host/link/pty/shell"
+	"github.com/termhost/termhost/internal/testutil"
 )
-
-func need(t *testing.T, prog string) {
-	if _, err := exec.LookPath(prog); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s missing (CI installs it)", prog)
-		}
-		t.Skipf("%s missing", prog)
-	}
-}
 
 type term struct {
 	p   *pty.PTY
@@ -90,7 +81,7 @@ var osc = regexp.MustCompile(`\x1b\]133;[^\x07\x1b]*(\x07|\x1b\\)`)
 func TestMarks(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh"} {
 		t.Run(sh, func(t *testing.T) {
-			need(t, sh)
+			testutil.NeedProgram(t, sh)
 			home := t.TempDir()
 			// The user's own start-up file still runs.
 			os.WriteFile(filepath.Join(home, ".bashrc"), []byte("PROMPT_COMMAND='echo user-pc'\nPS1='u$ '\n"), 0o600)
@@ -123,7 +114,7 @@ func TestMarks(t *testing.T) {
 }
 
 func TestOverridesWin(t *testing.T) {
-	need(t, "bash")
+	testutil.NeedProgram(t, "bash")
 	tm := run(t, "bash", t.TempDir(), map[string]string{"PAGER": "more"})
 	tm.p.Write([]byte("echo pager=$PAGER\r"))
 	tm.until(t, `pager=more`)
