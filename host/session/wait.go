@@ -105,6 +105,9 @@ func CompilePattern(expr string) (*Pattern, error) {
 // MatchString reports whether the pattern matches s (a rendered screen).
 func (p *Pattern) MatchString(s string) bool { return p.re.MatchString(s) }
 
+// FindStringIndex is the span of the leftmost match in s, or nil.
+func (p *Pattern) FindStringIndex(s string) []int { return p.re.FindStringIndex(s) }
+
 func compilePattern(expr string) (*Pattern, error) {
 	if len(expr) > MaxPatternLen {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
@@ -380,7 +383,11 @@ type ReadResult struct {
 	Alive     bool
 }
 
-const defaultMaxBytes = 64 << 10
+// DefaultMaxBytes is what a read returns at most when it names no bound
+// (and what a command's output is cut at: host/device).
+const DefaultMaxBytes = 64 << 10
+
+const defaultMaxBytes = DefaultMaxBytes
 
 // readFrom waits per opts.Wait, then returns r's new output since its
 // last read, with the events that came with it (including any at the very
