@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/device"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
 )
@@ -90,11 +91,11 @@ func (s *Server) sendSecret(ctx context.Context, req *sdk.CallToolRequest, in se
 		return nil, invalid("field", "%v", err)
 	}
 	defer clear(secret)
-	send := sess.SendSecret
+	send := device.SendSecret
 	if in.Field == "username" {
-		send = sess.SendUsername
+		send = device.SendUsername
 	}
-	if err := send(ctx, secret, secretGate(cred, sess)); err != nil {
+	if err := send(ctx, sess, secret, secretGate(cred, sess)); err != nil {
 		return nil, err
 	}
 	return map[string]any{"sessionId": sess.ID, "sent": in.Field}, nil
@@ -119,7 +120,7 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
-	return sess.RunCommand(ctx, session.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect})
+	return device.RunCommand(ctx, sess, device.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect})
 }
 
 func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeIn) (any, error) {
@@ -146,7 +147,7 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
-	o := session.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret}
+	o := device.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret}
 	if in.CredentialID != "" {
 		o.Allow = secretGate(cred, sess)
 		// Refused before anything is sent, not at the password prompt
@@ -156,8 +157,8 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 			return nil, err
 		}
 	}
-	res, err := sess.SetMode(ctx, o)
-	if errors.Is(err, session.ErrNoMode) {
+	res, err := device.SetMode(ctx, sess, o)
+	if errors.Is(err, device.ErrNoMode) {
 		return nil, invalid("mode", "%v", err)
 	}
 	if err != nil {
@@ -219,7 +220,7 @@ func defaultPort(k session.Kind) int {
 // whose foreground programs are all ones its "programs" names, with no
 // process outside the terminal's session holding it open. How the session
 // was opened does not matter.
-func secretGate(cred secrets.Credential, sess *session.Session) session.Gate {
+func secretGate(cred secrets.Credential, sess *session.Session) device.Gate {
 	return func(d session.Destination) error {
 		if d.Foreground == nil && d.FgErr == nil && d.Host != "" &&
 			cred.Allows(secrets.Dest{Host: d.Host, Port: d.Port, Remote: d.Remote}, defaultPort(d.Kind)) {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/device"
 	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
@@ -211,9 +212,9 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if cred != nil {
 		pass, _ := cred.Secret("password")
 		defer clear(pass)
-		prompt, err := sess.Login(ctx, cred.Username, pass, loginTimeout, secretGate(*cred, sess))
-		if errors.Is(err, session.ErrNoUsername) {
-			err = fmt.Errorf("%w: the device asked for a username, and credential %q has none (it is for password-only lines; add \"username\" to it for this device)", session.ErrLogin, cred.ID)
+		prompt, err := device.Login(ctx, sess, cred.Username, pass, loginTimeout, secretGate(*cred, sess))
+		if errors.Is(err, device.ErrNoUsername) {
+			err = fmt.Errorf("%w: the device asked for a username, and credential %q has none (it is for password-only lines; add \"username\" to it for this device)", device.ErrLogin, cred.ID)
 		}
 		if err != nil {
 			s.deps.Sessions.Remove(sess.ID)
@@ -222,7 +223,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		out["loggedIn"], out["prompt"] = true, prompt
 		// The dialect detected from the banner and the prompt ("" when no
 		// table knows the device: commands then end at the prompt above).
-		if info, err := sess.DialectInfo(ctx); err == nil {
+		if info, err := device.Info(ctx, sess); err == nil {
 			out["dialect"] = info.Dialect
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // Destination is where what is typed into a session goes right now: the
 // host and port it was opened to and the address it is connected to
 // (Telnet, SSH), or the programs reading its terminal (a local PTY). A
-// secret's gate (SendSecret) decides from it.
+// secret's gate (host/device's Gate) decides from it.
 type Destination struct {
 	Kind   Kind
 	Host   string     // as it was dialed: a name or an address

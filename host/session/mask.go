@@ -164,37 +164,38 @@ type EchoReporter interface {
 	Echoes() (bool, error)
 }
 
-// Gate decides whether a secret may be typed into a session, from where
-// its input goes right now (TRUST-1); nil allows it.
-type Gate func(Destination) error
+// Enter is what a line typed by the host ends with: CR. On Telnet the
+// plugin sends it as CR NUL, one line end; CR LF would be two on a host
+// that maps CR to NL (an empty command after each one, or a newline left
+// behind after a password).
+const Enter = "\r"
 
-// SendSecret types a secret followed by Enter: refused when allow says no
-// or the terminal is known to echo it, never logged, and from then on
-// masked in every session for the server's life (SecretSet).
-func (s *Session) SendSecret(ctx context.Context, secret []byte, allow Gate) error {
-	return s.sendCredential(ctx, secret, allow, true)
-}
-
-// SendUsername types a credential's username as SendSecret types a
-// secret, through the same gate and echo check, but does not mask it: a
-// username is shown by ssh_list_credentials, and masking "root" or
-// "admin" in every session for the server's life would hide ordinary
-// output.
-func (s *Session) SendUsername(ctx context.Context, name []byte, allow Gate) error {
-	return s.sendCredential(ctx, name, allow, false)
-}
-
-func (s *Session) sendCredential(ctx context.Context, secret []byte, allow Gate, mask bool) error {
+// CheckCredential refuses a credential the host does not type: empty, or
+// longer than MaxSecretLen (what a prompt reads is a line, and the mask
+// stage holds back at most that much while it decides).
+func CheckCredential(secret []byte) error {
 	if len(secret) == 0 {
 		return errors.New("the secret is empty")
 	}
 	if len(secret) > MaxSecretLen {
 		return fmt.Errorf("the secret is longer than %d bytes: not something a prompt reads", MaxSecretLen)
 	}
-	if allow != nil {
-		if err := allow(s.Destination()); err != nil {
-			return err
-		}
+	return nil
+}
+
+// SendCredential types a credential followed by Enter, with the checks
+// that are the engine's own, in this order: not empty and at most
+// MaxSecretLen bytes; every plugin of the session trusted with a secret
+// (SecretsAllowed); the line typed before it vetted as if Enter were
+// pressed (LineCheck); not into a terminal known to echo it (ErrEchoOn).
+// With mask the credential is masked from then on in every session for
+// the server's life (SecretSet); without (a username) it is not. It is
+// never logged and never passes the input hook. Whether the credential
+// may go where the session's input goes now (Destination) is the
+// caller's decision, made before (host/device's Gate).
+func (s *Session) SendCredential(ctx context.Context, secret []byte, mask bool) error {
+	if err := CheckCredential(secret); err != nil {
+		return err
 	}
 	if err := s.SecretsAllowed(); err != nil {
 		return err
@@ -213,7 +214,7 @@ func (s *Session) sendCredential(ctx context.Context, secret []byte, allow Gate,
 	if mask {
 		s.cfg.Secrets.Add(secret)
 	}
-	line := append(bytes.Clone(secret), enter...)
+	line := append(bytes.Clone(secret), Enter...)
 	defer clear(line)
 	return s.sendRaw(ctx, line)
 }

@@ -93,8 +93,8 @@ func (s *Session) handOver(to string) {
 	}
 }
 
-// privateReader is a reader no owner has, starting at c: run_command's
-// collector and the server's own watchers. It is not counted among the
+// privateReader is a reader no owner has, starting at c: the server's own
+// watchers. It is not counted among the
 // session's readers and goes when its user drops it.
 func (s *Session) privateReader(c Cursor) *Reader {
 	return &Reader{s: s, read: c, mark: c}
@@ -170,18 +170,4 @@ func (r *Reader) ViewChanges(format string, rows []string) []int {
 		}
 	}
 	return changed
-}
-
-// take copies out up to n raw bytes at the reader's read position and
-// moves it past them: the bytes, and how many were evicted before the
-// reader got to them (skipped).
-func (r *Reader) take(n int) ([]byte, uint64) {
-	r.s.mu.Lock()
-	from := r.read.Off
-	r.s.mu.Unlock()
-	p, _, evicted := r.s.buf.Read(from, n)
-	r.s.mu.Lock()
-	r.read.Off = from + evicted + uint64(len(p))
-	r.s.mu.Unlock()
-	return p, evicted
 }

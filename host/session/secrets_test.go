@@ -3,7 +3,6 @@ package session
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -42,7 +41,7 @@ func TestSecretMaskedForServerLife(t *testing.T) {
 		line, _ := bufio.NewReader(peerA).ReadString('\r')
 		peerA.Write([]byte("got " + strings.TrimSpace(line) + "\r\n"))
 	}()
-	if err := a.SendSecret(ctxTimeout(t, 5*time.Second), []byte(testSecret), nil); err != nil {
+	if err := a.SendCredential(ctxTimeout(t, 5*time.Second), []byte(testSecret), true); err != nil {
 		t.Fatal(err)
 	}
 	stars := strings.Repeat("*", len(testSecret))
@@ -121,60 +120,6 @@ func TestSecretMaskedInEventsAndLog(t *testing.T) {
 	s.log.Info("a line", "err", fmt.Errorf("wrapped %s", testSecret), "s", testSecret)
 	if l := logs.String(); strings.Contains(l, testSecret) || !strings.Contains(l, "****") {
 		t.Errorf("log: %s", l)
-	}
-}
-
-// Each field is typed once per login: a device that asks for the password
-// again ends the login at once.
-func TestLoginTypesThePasswordOnce(t *testing.T) {
-	r := newRegistry(t, Limits{}, Config{})
-	s, peer, _ := testKind(t, r, Spec{}, nil, nil)
-	typed := make(chan int, 1)
-	go func() {
-		in := bufio.NewReader(peer)
-		write(peer, "login: ")
-		in.ReadString('\r')
-		n := 0
-		for range 5 {
-			write(peer, "\r\nPassword: ")
-			peer.SetReadDeadline(time.Now().Add(time.Second))
-			l, err := in.ReadString('\r')
-			if err != nil {
-				break
-			}
-			if strings.Contains(l, "pw-once") {
-				n++
-			}
-		}
-		typed <- n
-	}()
-	start := time.Now()
-	_, err := s.Login(ctxTimeout(t, 10*time.Second), "admin", []byte("pw-once"), 5*time.Second, nil)
-	if err == nil || !strings.Contains(err.Error(), "the device asked for the password again (wrong password?)") {
-		t.Fatalf("Login: %v", err)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("took %v", took)
-	}
-	if n := <-typed; n != 1 {
-		t.Errorf("typed %d times", n)
-	}
-}
-
-// A gate that refuses: nothing is typed, nothing added to the set.
-func TestSendSecretGateRefuses(t *testing.T) {
-	r := newRegistry(t, Limits{}, Config{})
-	s, _, _ := testKind(t, r, Spec{Peer: Peer{Host: "10.0.0.9", Port: 23}}, nil, nil)
-	var seen Destination
-	err := s.SendSecret(context.Background(), []byte(testSecret), func(d Destination) error {
-		seen = d
-		return fmt.Errorf("no")
-	})
-	if err == nil || seen.Host != "10.0.0.9" || seen.Port != 23 {
-		t.Fatalf("gate: %v, %+v", err, seen)
-	}
-	if r.Secrets().Len() != 0 {
-		t.Error("a refused secret was added to the set")
 	}
 }
 

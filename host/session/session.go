@@ -218,9 +218,9 @@ type Session struct {
 	frozen         []byte
 	reattachScreen func() (Binding, error)
 	stopping       bool // Stop is ending the session
-	// learnedPrompt: the device's prompt as learned at login or before
-	// the first command, for commands no dialect ends (learned.go).
-	learnedPrompt string
+	// values: what a layer above the engine keeps about the session
+	// (layer.go); guarded by mu.
+	values map[any]any
 
 	// reopen starts the same thing again under the same id (restart_app);
 	// nil for kinds that cannot.

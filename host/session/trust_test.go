@@ -46,9 +46,10 @@ func TestChainTrusted(t *testing.T) {
 	}
 }
 
-// No secret, and no login, goes through a session whose chain holds a
-// plugin that is neither first-party nor pinned: it would see the secret
-// on its way out. Nothing is written to the peer.
+// No credential goes through a session whose chain holds a plugin that is
+// neither first-party nor pinned: it would see it on its way out. Nothing
+// is written to the peer. (host/device's test of the same name covers
+// SendSecret and Login.)
 func TestSecretsRefusedThroughUntrustedPlugin(t *testing.T) {
 	r := newRegistry(t, Limits{}, Config{})
 	s, peer, _ := testKind(t, r, Spec{}, []*fake{{name: "telnet"}, {name: "upper", untrusted: true}}, nil)
@@ -58,12 +59,11 @@ func TestSecretsRefusedThroughUntrustedPlugin(t *testing.T) {
 		n, _ := peer.Read(b)
 		got <- b[:n]
 	}()
-	err := s.SendSecret(ctxTimeout(t, 2*time.Second), []byte(testSecret), nil)
-	if !errors.Is(err, ErrUntrustedPlugin) || !strings.Contains(err.Error(), `plugin "upper"`) {
-		t.Fatalf("SendSecret through an unpinned plugin: %v", err)
-	}
-	if _, err := s.Login(ctxTimeout(t, 2*time.Second), "admin", []byte(testSecret), time.Second, nil); !errors.Is(err, ErrUntrustedPlugin) {
-		t.Fatalf("Login through an unpinned plugin: %v", err)
+	for _, mask := range []bool{true, false} {
+		err := s.SendCredential(ctxTimeout(t, 2*time.Second), []byte(testSecret), mask)
+		if !errors.Is(err, ErrUntrustedPlugin) || !strings.Contains(err.Error(), `plugin "upper"`) {
+			t.Fatalf("SendCredential (mask %v) through an unpinned plugin: %v", mask, err)
+		}
 	}
 	select {
 	case b := <-got:

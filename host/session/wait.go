@@ -106,6 +106,9 @@ func CompilePattern(expr string) (*Pattern, error) {
 // MatchString reports whether the pattern matches s (a rendered screen).
 func (p *Pattern) MatchString(s string) bool { return p.re.MatchString(s) }
 
+// FindStringIndex is the span of the leftmost match in s, or nil.
+func (p *Pattern) FindStringIndex(s string) []int { return p.re.FindStringIndex(s) }
+
 func compilePattern(expr string) (*Pattern, error) {
 	if len(expr) > MaxPatternLen {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
@@ -255,7 +258,7 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		head := s.buf.Head()
 		ended := s.state == StateTerminated || s.state == StateTerminating
 		lastRx := s.lastRx
-		prompt := spec.Prompt && s.promptAfterLocked(cur.Seq, false)
+		prompt := spec.Prompt && s.promptAfterLocked(cur.Seq)
 		seq := s.nextSeq
 		s.mu.Unlock()
 
@@ -342,11 +345,9 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 
 // promptAfterLocked says whether a prompt event came after sequence number
 // seq. Caller holds mu.
-// With dialectOnly, only a dialect plugin's prompts count.
-func (s *Session) promptAfterLocked(seq uint64, dialectOnly bool) bool {
+func (s *Session) promptAfterLocked(seq uint64) bool {
 	for i := len(s.events) - 1; i >= 0 && s.events[i].Seq > seq; i-- {
-		e := &s.events[i]
-		if p, ok := e.Body.(*abi.Prompt); ok && (p.Source == abi.SourceDialect || !dialectOnly) {
+		if _, ok := s.events[i].Body.(*abi.Prompt); ok {
 			return true
 		}
 	}
@@ -381,7 +382,11 @@ type ReadResult struct {
 	Alive     bool
 }
 
-const defaultMaxBytes = 64 << 10
+// DefaultMaxBytes is what a read returns at most when it names no bound
+// (and what a command's output is cut at: host/device).
+const DefaultMaxBytes = 64 << 10
+
+const defaultMaxBytes = DefaultMaxBytes
 
 // readFrom waits per opts.Wait, then returns r's new output since its
 // last read, with the events that came with it (including any at the very

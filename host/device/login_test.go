@@ -1,4 +1,4 @@
-package session
+package device
 
 import (
 	"bufio"
@@ -6,14 +6,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/host/session"
 )
 
 // A prompt that arrives cut in two reads ("admin@r1>", and its blank a
 // moment later): Login waits for the stream to settle, then matches the
 // whole line, not just what came after the cut.
 func TestLoginPromptCutByARead(t *testing.T) {
-	r := newRegistry(t, Limits{}, Config{})
-	s, peer, _ := testKind(t, r, Spec{}, nil, nil)
+	r := newRegistry(t, session.Config{})
+	s, peer := testKind(t, r, session.Spec{}, nil)
 	go func() {
 		in := bufio.NewReader(peer)
 		line := func() string { l, _ := in.ReadString('\r'); return strings.TrimSpace(l) }
@@ -31,7 +33,7 @@ func TestLoginPromptCutByARead(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	prompt, err := s.Login(ctx, "admin", []byte("s3cret-pw"), 5*time.Second, nil)
+	prompt, err := Login(ctx, s, "admin", []byte("s3cret-pw"), 5*time.Second, nil)
 	if err != nil || prompt != "admin@r1>" {
 		t.Fatalf("Login: %q, %v", prompt, err)
 	}

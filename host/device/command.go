@@ -1,4 +1,10 @@
-package session
+// Package device is the device layer above the session engine: running a
+// command and collecting its output (run_command), moving a device
+// between its modes (set_mode), answering a login dialogue (telnet_connect
+// with a credential) and typing a credential's secret (send_secret). It
+// sees a session only through the engine's exported API (host/session):
+// marks, events, waits, byte-range reads, sends and control requests.
+package device
 
 import (
 	"bytes"
@@ -8,6 +14,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/ansi"
+	"github.com/termhost/termhost/host/session"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
@@ -19,7 +26,7 @@ type RunOptions struct {
 	MaxBytes int
 	// Expect, if set, ends the command where it first matches the output
 	// (for sessions without a dialect or shell integration).
-	Expect *Pattern
+	Expect *session.Pattern
 
 	// shape: the learned prompt a command ends at when the dialect knows
 	// none (learned.go).
@@ -45,16 +52,14 @@ type RunResult struct {
 	TimeoutMs int64  `json:"timeoutMs"`
 }
 
-// enter is what Enter sends: CR. On Telnet the plugin sends it as CR NUL,
-// one line end; CR LF would be two on a host that maps CR to NL (an empty
-// command after each one, or a newline left behind after a password).
-const enter = "\r"
+// enter is what Enter sends (session.Enter: CR).
+const enter = session.Enter
 
 // endsWait says whether an event ends a command's wait besides a prompt:
 // a question, a login field, or a pager_limit after which the dialect did
 // not leave the pager (with its quit key the device returns to its prompt
 // and the wait goes on).
-func endsWait(e *Event) bool {
+func endsWait(e *session.Event) bool {
 	switch b := e.Body.(type) {
 	case *abi.Question, *abi.Login:
 		return true
@@ -157,11 +162,10 @@ func (a *echoAnchor) after(off uint64) bool {
 }
 
 // collector copies a command's raw output out of the session's ring as it
-// arrives, up to limit bytes, through a private reader starting at off: the
-// head of the output is what run_command returns, so it must outlive the
-// ring.
+// arrives, up to limit bytes, by byte-range reads from off on: the head of
+// the output is what run_command returns, so it must outlive the ring.
 type collector struct {
-	r     *Reader
+	s     *session.Session
 	off   uint64 // offset of data[0]
 	data  []byte
 	limit int
@@ -172,8 +176,9 @@ func (c *collector) pull() {
 	if c.full {
 		return
 	}
-	p, evicted := c.r.take(c.limit - len(c.data))
-	if evicted > 0 {
+	next := c.off + uint64(len(c.data))
+	p, start := c.s.ReadRange(next, next+uint64(c.limit-len(c.data)))
+	if evicted := start - next; evicted > 0 {
 		if len(c.data) > 0 {
 			c.full = true // a gap: keep the head
 			return
@@ -200,104 +205,146 @@ func (c *collector) slice(start, end uint64) ([]byte, uint64) {
 // pager bound, the session's end or the timeout), and returns the output
 // alone: without the echoed command, the pager prompts (the dialect
 // removes them) or the prompt after it, escape sequences removed.
-func (s *Session) RunCommand(ctx context.Context, o RunOptions) (RunResult, error) {
+func RunCommand(ctx context.Context, s *session.Session, o RunOptions) (RunResult, error) {
 	if !s.Alive() {
-		return RunResult{}, s.disconnectedErr()
+		return RunResult{}, s.DisconnectedErr()
 	}
-	if s.hasPlugin(DialectPlugin) {
-		o.shape = s.prepareCommand(ctx, o.Timeout, o.Expect != nil)
+	if s.HasPlugin(session.DialectPlugin) {
+		o.shape = prepareCommand(ctx, s, o.Timeout, o.Expect != nil)
 	}
 	mark := s.Mark()
 	if err := s.Send(ctx, []byte(o.Command+enter)); err != nil {
 		return RunResult{}, err
 	}
-	return s.commandResult(ctx, mark, o)
+	return commandResult(ctx, s, mark, o)
 }
 
-// commandResult waits for the end of what was sent after mark (a command
-// line, or a secret) and returns it as RunCommand does.
-func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) (RunResult, error) {
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = defaultMaxBytes
-	}
-	// Only events about bytes that came after the send count: a plugin may
-	// report a prompt it saw before late (a dialect decides about a held
-	// line when more arrives).
-	// With a dialect in the chain only its prompts count: a Telnet GA or
-	// EOR also follows a pager prompt or a question.
-	dialect := s.hasPlugin(DialectPlugin)
-	isPrompt := func(e *Event) bool {
-		p, ok := e.Body.(*abi.Prompt)
-		return ok && (!dialect || p.Source == abi.SourceDialect)
-	}
-	// The output is copied out as it arrives: a long one would otherwise
-	// lose its head to the session's ring before the command ends.
-	col := collector{r: s.privateReader(mark), off: mark.Off, limit: min(max(4*o.MaxBytes, 1<<20), 16<<20)}
-	// A dialect's prompt ends the command only after the command's echo:
-	// output of an earlier exchange still arriving (after send_secret or
-	// telnet_send) can bring a prompt of its own first. A device that does
-	// not echo the command as typed gets the first prompt once the stream
-	// has been quiet for echoQuiet.
-	anchor := echoAnchor{tail: echoTail(o.Command), on: dialect}
-	endsAt := func(off uint64) bool {
-		return anchor.after(off) || (!anchor.found && anchor.quiet)
-	}
-	ends := func(e *Event) bool { return endsAt(e.Offset) }
+// command is one command's wait for its end, from the mark taken before
+// it was sent (commandResult's steps).
+type command struct {
+	s    *session.Session
+	mark session.Cursor
+	o    RunOptions
+	// dialect: a dialect plugin is in the chain; then only its prompts
+	// count (a Telnet GA or EOR also follows a pager prompt or a question).
+	dialect bool
+	// col: the output, copied out as it arrives (a long one would
+	// otherwise lose its head to the session's ring before it ends).
+	col collector
+	// anchor: a dialect's prompt ends the command only after the
+	// command's echo: output of an earlier exchange still arriving (after
+	// send_secret or telnet_send) can bring a prompt of its own first. A
+	// device that does not echo the command as typed gets the first
+	// prompt once the stream has been quiet for echoQuiet.
+	anchor echoAnchor
 	// learned: where the output's last line took the learned prompt's
 	// shape (o.shape), when no dialect prompt came.
-	var learned struct {
+	learned struct {
 		found bool
 		off   uint64
 		line  string
 	}
-	stop := func() bool {
-		col.pull()
-		anchor.find(&col)
-		anchor.quiet = time.Since(s.LastRx()) >= echoQuiet
-		evs := s.Events(mark.Seq)
-		for i := range evs {
-			e := &evs[i]
-			if e.Offset <= mark.Off {
-				continue
-			}
-			if endsWait(e) || isPrompt(e) && ends(e) {
-				return true
-			}
-		}
-		if o.shape != nil {
-			if line, off, ok := s.partialLine(mark.Off); ok && off > mark.Off && endsAt(off) && o.shape.matches(line) {
-				learned.found, learned.off, learned.line = true, off, line
-				return true
-			}
-		}
-		return false
+}
+
+// seen is what the events after the mark said about the command.
+type seen struct {
+	prompt, done, cmd *session.Event
+	promptBody        *abi.Prompt // prompt's body
+	limited           bool        // the pager bound was reached
+	end               uint64      // where the output ends so far (a question or login field cuts it)
+}
+
+// commandResult waits for the end of what was sent after mark (a command
+// line, or a secret) and returns it as RunCommand does: wait, read the
+// events, decide how it ended and where its output lies, cut the output.
+func commandResult(ctx context.Context, s *session.Session, mark session.Cursor, o RunOptions) (RunResult, error) {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = session.DefaultMaxBytes
 	}
-	spec := WaitSpec{Exit: true, Timeout: o.Timeout, Until: o.Expect, Check: stop}
-	if anchor.on {
-		spec.Poll = echoQuiet / 2
-	}
-	reason, used, err := s.Wait(ctx, mark, spec, true)
-	if reason == ReasonMatched && o.Expect == nil {
-		reason = ReasonPrompt
-	}
+	c := &command{s: s, mark: mark, o: o, dialect: s.HasPlugin(session.DialectPlugin)}
+	c.col = collector{s: s, off: mark.Off, limit: min(max(4*o.MaxBytes, 1<<20), 16<<20)}
+	c.anchor = echoAnchor{tail: echoTail(o.Command), on: c.dialect}
+	reason, used, err := c.wait(ctx)
 	if err != nil {
 		return RunResult{}, err
 	}
 	res := RunResult{Reason: string(reason), TimeoutMs: used.Milliseconds()}
-	start, end := mark.Off, s.buf.Head()
-	var promptEv, doneEv, cmdEv *Event
-	var prompt *abi.Prompt
-	limited := false // the pager bound was reached
-	evs := s.Events(mark.Seq)
+	sn := c.scan(&res)
+	c.ending(&res, &sn, reason)
+	c.output(&res, &sn)
+	return res, nil
+}
+
+// isPrompt: an event that is a prompt that counts (with a dialect in the
+// chain, only the dialect's).
+func (c *command) isPrompt(e *session.Event) bool {
+	p, ok := e.Body.(*abi.Prompt)
+	return ok && (!c.dialect || p.Source == abi.SourceDialect)
+}
+
+// endsAt: a prompt at off may end the command (after the echo, or the
+// stream was quiet without one).
+func (c *command) endsAt(off uint64) bool {
+	return c.anchor.after(off) || (!c.anchor.found && c.anchor.quiet)
+}
+
+// wait waits until the command ended: a prompt that counts, a question,
+// a login field, the pager bound, the learned prompt, the expect match,
+// the session's end or the timeout.
+func (c *command) wait(ctx context.Context) (session.Reason, time.Duration, error) {
+	spec := session.WaitSpec{Exit: true, Timeout: c.o.Timeout, Until: c.o.Expect, Check: c.stop}
+	if c.anchor.on {
+		spec.Poll = echoQuiet / 2
+	}
+	reason, used, err := c.s.Wait(ctx, c.mark, spec, true)
+	if reason == session.ReasonMatched && c.o.Expect == nil {
+		reason = session.ReasonPrompt
+	}
+	return reason, used, err
+}
+
+// stop is the wait's check: it copies out what came and says whether an
+// event (or the learned prompt) ended the command. Only events about bytes
+// that came after the send count: a plugin may report a prompt it saw
+// before late (a dialect decides about a held line when more arrives).
+func (c *command) stop() bool {
+	c.col.pull()
+	c.anchor.find(&c.col)
+	c.anchor.quiet = time.Since(c.s.LastRx()) >= echoQuiet
+	evs := c.s.Events(c.mark.Seq)
 	for i := range evs {
 		e := &evs[i]
-		if e.Offset <= mark.Off && e.Type != abi.TypeDialect {
+		if e.Offset <= c.mark.Off {
+			continue
+		}
+		if endsWait(e) || c.isPrompt(e) && c.endsAt(e.Offset) {
+			return true
+		}
+	}
+	if c.o.shape != nil {
+		if line, off, ok := partialLine(c.s, c.mark.Off); ok && off > c.mark.Off && c.endsAt(off) && c.o.shape.matches(line) {
+			c.learned.found, c.learned.off, c.learned.line = true, off, line
+			return true
+		}
+	}
+	return false
+}
+
+// scan reads the events after the mark into res (pages, question, login
+// field, error line, dialect) and returns the prompt, done and command
+// events that bound the output.
+func (c *command) scan(res *RunResult) seen {
+	sn := seen{end: c.s.Mark().Off}
+	evs := c.s.Events(c.mark.Seq)
+	for i := range evs {
+		e := &evs[i]
+		if e.Offset <= c.mark.Off && e.Type != abi.TypeDialect {
 			continue
 		}
 		switch b := e.Body.(type) {
 		case *abi.Command:
-			if cmdEv == nil && b.Source == abi.SourceShell {
-				cmdEv = e
+			if sn.cmd == nil && b.Source == abi.SourceShell {
+				sn.cmd = e
 			}
 		case *abi.Pager:
 			// The dialect counts the pages of a command: a long run of
@@ -309,97 +356,122 @@ func (s *Session) commandResult(ctx context.Context, mark Cursor, o RunOptions) 
 			}
 		case *abi.PagerLimit:
 			res.Pages = max(res.Pages, b.Pages)
-			limited = true
+			sn.limited = true
 		case *abi.Question:
 			if res.Question == "" {
 				res.Question = b.Text
 				res.Reason = "question"
-				end = e.Offset
+				sn.end = e.Offset
 			}
 		case *abi.Login:
 			if res.Question == "" && res.Field == "" {
 				res.Field = b.Field
 				res.Reason = "login"
-				end = e.Offset
+				sn.end = e.Offset
 			}
 		case *abi.Error:
 			if res.Error == "" {
 				res.Error = b.Text
 			}
 		case *abi.Done:
-			if doneEv == nil {
-				doneEv = e
+			if sn.done == nil {
+				sn.done = e
 			}
 		case *abi.Prompt:
-			if promptEv == nil && isPrompt(e) && ends(e) {
-				promptEv, prompt = e, b
+			if sn.prompt == nil && c.isPrompt(e) && c.endsAt(e.Offset) {
+				sn.prompt, sn.promptBody = e, b
 			}
 		case *abi.Dialect:
 			res.Dialect = b.Name
 		}
 	}
-	shell := prompt != nil && prompt.Source == abi.SourceShell
+	return sn
+}
+
+// shell: the command ended at a shell integration's prompt.
+func (sn *seen) shell() bool {
+	return sn.promptBody != nil && sn.promptBody.Source == abi.SourceShell
+}
+
+// ending decides the reason the command ended for and where its output
+// ends (sn.end): a question or login field, the prompt (the shell's done
+// mark before it), the learned prompt, or the expect match.
+func (c *command) ending(res *RunResult, sn *seen, reason session.Reason) {
+	shell := sn.shell()
 	switch {
 	case res.Question != "", res.Field != "":
-	case promptEv != nil:
+	case sn.prompt != nil:
 		res.Reason = "prompt"
-		if doneEv != nil && !shell {
+		if sn.done != nil && !shell {
 			res.Reason = "done"
 		}
-		end = promptEv.Offset
-		if shell && doneEv != nil {
-			end = doneEv.Offset // the end of the output, before the prompt is drawn
+		sn.end = sn.prompt.Offset
+		if shell && sn.done != nil {
+			sn.end = sn.done.Offset // the end of the output, before the prompt is drawn
 		}
-		res.Prompt, res.Mode, res.Submode, res.Hostname = prompt.Prompt, prompt.Mode, prompt.Submode, prompt.Hostname
-		if prompt.Dialect != "" {
-			res.Dialect = prompt.Dialect
-		}
-		if prompt.ExitCode != nil {
-			n := *prompt.ExitCode
-			res.ExitCode = &n
-		}
-	case learned.found:
+		promptInto(res, sn.promptBody)
+	case c.learned.found:
 		// No dialect knows this device: its prompt, as learned, ends it.
-		res.Reason, res.Prompt = "prompt", strings.TrimRight(learned.line, " \t")
-		end = learned.off
-	case reason == ReasonMatched && o.Expect != nil:
+		res.Reason, res.Prompt = "prompt", strings.TrimRight(c.learned.line, " \t")
+		sn.end = c.learned.off
+	case reason == session.ReasonMatched && c.o.Expect != nil:
 		res.Reason = "matched"
 	}
-	if limited && res.Question == "" && res.Field == "" {
+	if sn.limited && res.Question == "" && res.Field == "" {
 		res.Reason = "pager_limit" // and the prompt, if the pager was left
 	}
-	if shell && cmdEv != nil && cmdEv.Offset >= start && cmdEv.Offset <= end {
-		start = cmdEv.Offset // the shell marked where the command's output starts
+}
+
+// promptInto takes what a prompt event says into res.
+func promptInto(res *RunResult, p *abi.Prompt) {
+	res.Prompt, res.Mode, res.Submode, res.Hostname = p.Prompt, p.Mode, p.Submode, p.Hostname
+	if p.Dialect != "" {
+		res.Dialect = p.Dialect
+	}
+	if p.ExitCode != nil {
+		n := *p.ExitCode
+		res.ExitCode = &n
+	}
+}
+
+// output cuts the command's output out of what was collected: from the
+// shell's command mark or the end of the echo's line (else the echo is
+// dropped from the text) to sn.end, the prompt and an expect match left
+// out, at most MaxBytes.
+func (c *command) output(res *RunResult, sn *seen) {
+	shell := sn.shell()
+	start, end := c.mark.Off, sn.end
+	if shell && sn.cmd != nil && sn.cmd.Offset >= start && sn.cmd.Offset <= end {
+		start = sn.cmd.Offset // the shell marked where the command's output starts
 	}
 	echoCut := false
-	if anchor.found && anchor.end <= end && !shell {
-		start, echoCut = anchor.end, true // after the echo's line: nothing before it is this command's
+	if c.anchor.found && c.anchor.end <= end && !shell {
+		start, echoCut = c.anchor.end, true // after the echo's line: nothing before it is this command's
 	}
 	if end < start {
 		end = start
 	}
-	col.pull()
-	raw, missing := col.slice(start, end)
+	c.col.pull()
+	raw, missing := c.col.slice(start, end)
 	out := strings.ToValidUTF8(clean(raw), "\uFFFD")
-	if !(shell && cmdEv != nil) && !echoCut {
-		out = dropEcho(out, o.Command)
+	if !(shell && sn.cmd != nil) && !echoCut {
+		out = dropEcho(out, c.o.Command)
 	}
-	if res.Prompt != "" || (promptEv != nil && !shell) {
+	if res.Prompt != "" || (sn.prompt != nil && !shell) {
 		out = dropPrompt(out, res.Prompt)
 	}
-	if o.Expect != nil && res.Reason == "matched" {
-		if loc := o.Expect.re.FindStringIndex(out); loc != nil {
+	if c.o.Expect != nil && res.Reason == "matched" {
+		if loc := c.o.Expect.FindStringIndex(out); loc != nil {
 			out = out[:loc[0]]
 		}
 	}
-	if len(out) > o.MaxBytes || missing > 0 {
+	if len(out) > c.o.MaxBytes || missing > 0 {
 		// Bytes: the whole output's size (raw bytes never collected
 		// counted as they came).
 		res.Truncated, res.Bytes = true, len(out)+int(missing)
-		out = strings.ToValidUTF8(out[:min(len(out), o.MaxBytes)], "")
+		out = strings.ToValidUTF8(out[:min(len(out), c.o.MaxBytes)], "")
 	}
 	res.Output = out
-	return res, nil
 }
 
 // clean turns a terminal byte stream into text as a terminal would show

@@ -1,4 +1,4 @@
-package session
+package device
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/termhost/termhost/host/session"
 )
 
 // A device no dialect table knows still ends its commands at a prompt: the
@@ -74,34 +76,33 @@ func promptLike(t string) bool {
 	return len(t) <= maxLearned && loginShell.MatchString(t) && !loginUser.MatchString(t) && !loginPass.MatchString(t)
 }
 
+// learnedKey keys the learned prompt among the session's values.
+type learnedKey struct{}
+
 // learned is the prompt learned for the session, or "".
-func (s *Session) learned() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.learnedPrompt
+func learned(s *session.Session) string {
+	p, _ := s.Value(learnedKey{}).(string)
+	return p
 }
 
 // learn records the session's prompt, if p looks like one.
-func (s *Session) learn(p string) {
+func learn(s *session.Session, p string) {
 	p = strings.TrimRight(p, " \t")
 	if !promptLike(p) {
 		return
 	}
-	s.mu.Lock()
-	s.learnedPrompt = p
-	s.mu.Unlock()
+	s.SetValue(learnedKey{}, p)
 }
 
 // partialLine is the output's last line when no newline follows it (the
 // device waits after it), cleaned as run_command's output is, with its
 // offset; ok is false when the output ends with a newline, or when the
 // line starts before from or is too long to be a prompt.
-func (s *Session) partialLine(from uint64) (line string, off uint64, ok bool) {
+func partialLine(s *session.Session, from uint64) (line string, off uint64, ok bool) {
 	const window = 4 * maxLearned
-	head := s.buf.Head()
+	head := s.Mark().Off
 	start := max(from, head-min(head, window))
-	p, _, evicted := s.buf.Read(start, int(head-start))
-	start += evicted
+	p, start := s.ReadRange(start, head)
 	i := bytes.LastIndexByte(p, '\n')
 	if i < 0 && start > from || len(p) == 0 {
 		return "", 0, false
@@ -116,11 +117,11 @@ func (s *Session) partialLine(from uint64) (line string, off uint64, ok bool) {
 // armCommand tells the dialect plugin that the next line sent is
 // run_command's (its pagers are answered) and returns what the plugin
 // knows. A plugin without the op (an older build) answers as info.
-func (s *Session) armCommand(ctx context.Context) (DialectInfo, error) {
+func armCommand(ctx context.Context, s *session.Session) (DialectInfo, error) {
 	var in DialectInfo
 	reply, _, err := s.Control(ctx, []byte(`{"op":"command"}`), false)
 	if err != nil {
-		return s.DialectInfo(ctx)
+		return Info(ctx, s)
 	}
 	if err := json.Unmarshal(reply, &in); err != nil {
 		return in, fmt.Errorf("the dialect plugin's command reply: %w", err)
@@ -139,28 +140,28 @@ func unknownPrompt(in DialectInfo) bool {
 // parsed no prompt (nil when it has, or when none can be learned): the
 // one learned at login, else the output's partial last line once the
 // stream has settled.
-func (s *Session) prepareCommand(ctx context.Context, timeout time.Duration, expect bool) *promptShape {
-	info, err := s.armCommand(ctx)
+func prepareCommand(ctx context.Context, s *session.Session, timeout time.Duration, expect bool) *promptShape {
+	info, err := armCommand(ctx, s)
 	if err != nil || expect || !unknownPrompt(info) {
 		return nil
 	}
-	p := s.learned()
+	p := learned(s)
 	if p == "" {
 		// Learn from a settled stream: a banner still arriving has no
 		// prompt at its end yet, and the dialect may parse it yet.
-		if _, _, err := s.Wait(ctx, s.Mark(), WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(timeout, learnQuiet)}, true); err != nil {
+		if _, _, err := s.Wait(ctx, s.Mark(), session.WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(timeout, learnQuiet)}, true); err != nil {
 			return nil
 		}
-		if info, err = s.armCommand(ctx); err != nil || !unknownPrompt(info) {
+		if info, err = armCommand(ctx, s); err != nil || !unknownPrompt(info) {
 			return nil
 		}
 	}
 	if p == "" {
-		line, _, ok := s.partialLine(0)
+		line, _, ok := partialLine(s, 0)
 		if !ok || !promptLike(line) {
 			return nil
 		}
-		s.learn(line)
+		learn(s, line)
 		p = line
 	}
 	sh := shapeOf(p)

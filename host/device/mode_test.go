@@ -1,4 +1,4 @@
-package session
+package device
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termhost/termhost/host/session"
 	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/plugins/dialect/core"
 	"github.com/termhost/termhost/sdk/abi"
@@ -207,13 +208,13 @@ func (d *device) run(start string) {
 
 // modeSession opens a pipe session with the dialect and a scripted device
 // in mode start, and waits for its first prompt.
-func modeSession(t *testing.T, dialect string, d *device, start string) *Session {
+func modeSession(t *testing.T, dialect string, d *device, start string) *session.Session {
 	t.Helper()
-	r := newRegistry(t, Limits{}, Config{})
-	s, peer, _ := testKind(t, r, Spec{Kind: "pipe"}, []*fake{dialectBinding(dialect)}, nil)
+	r := newRegistry(t, session.Config{})
+	s, peer := testKind(t, r, session.Spec{Kind: "pipe"}, []*fake{dialectBinding(dialect)})
 	d.conn = peer
 	go d.run(start)
-	if res := read(t, s, WaitSpec{Prompt: true, Timeout: 5 * time.Second}); res.Reason != ReasonPrompt {
+	if res := read(t, s, session.WaitSpec{Prompt: true, Timeout: 5 * time.Second}); res.Reason != session.ReasonPrompt {
 		t.Fatalf("first prompt: %+v", res)
 	}
 	return s
@@ -232,7 +233,7 @@ func TestSetModeRoundTrip(t *testing.T) {
 	s := modeSession(t, "cisco_ios", d, "user")
 	ctx := ctxTimeout(t, 30*time.Second)
 	var asked []string
-	res, err := s.SetMode(ctx, ModeOptions{Mode: "config", Timeout: 10 * time.Second, Secret: secretFor(secret, &asked)})
+	res, err := SetMode(ctx, s, ModeOptions{Mode: "config", Timeout: 10 * time.Second, Secret: secretFor(secret, &asked)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +244,11 @@ func TestSetModeRoundTrip(t *testing.T) {
 	if strings.Contains(fmt.Sprintf("%+v", res), secret) {
 		t.Fatalf("the secret is in the result: %+v", res)
 	}
-	res, err = s.SetMode(ctx, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
+	res, err = SetMode(ctx, s, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
 	if err != nil || res.Reason != "done" || res.Mode != "user" || strings.Join(res.Steps, "|") != "end|disable" {
 		t.Fatalf("config to user: %+v %v", res, err)
 	}
-	res, err = s.SetMode(ctx, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
+	res, err = SetMode(ctx, s, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
 	if err != nil || res.Reason != "done" || res.Mode != "user" || len(res.Steps) != 0 || res.Steps == nil {
 		t.Fatalf("already there: %+v %v", res, err)
 	}
@@ -267,12 +268,12 @@ func TestSetModeStopsAtLogin(t *testing.T) {
 	d := &device{secret: "s3"}
 	s := modeSession(t, "cisco_ios", d, "user")
 	ctx := ctxTimeout(t, 30*time.Second)
-	res, err := s.SetMode(ctx, ModeOptions{Mode: "config", Timeout: 10 * time.Second})
+	res, err := SetMode(ctx, s, ModeOptions{Mode: "config", Timeout: 10 * time.Second})
 	if err != nil || res.Reason != "login" || res.Field != "enable" || strings.Join(res.Steps, "|") != "enable" {
 		t.Fatalf("no secret: %+v %v", res, err)
 	}
 	var asked []string
-	res, err = s.SetMode(ctx, ModeOptions{Mode: "config", Timeout: 10 * time.Second, Secret: secretFor("s3", &asked)})
+	res, err = SetMode(ctx, s, ModeOptions{Mode: "config", Timeout: 10 * time.Second, Secret: secretFor("s3", &asked)})
 	if err != nil || res.Reason != "done" || res.Mode != "config" || strings.Join(res.Steps, "|") != "configure terminal" || len(asked) != 1 {
 		t.Fatalf("resumed with the secret: %+v %v", res, err)
 	}
@@ -286,7 +287,7 @@ func TestSetModeWrongSecret(t *testing.T) {
 	d := &device{secret: "right"}
 	s := modeSession(t, "cisco_ios", d, "user")
 	var asked []string
-	res, err := s.SetMode(ctxTimeout(t, 30*time.Second), ModeOptions{Mode: "privileged", Timeout: 10 * time.Second, Secret: secretFor("wrong", &asked)})
+	res, err := SetMode(ctxTimeout(t, 30*time.Second), s, ModeOptions{Mode: "privileged", Timeout: 10 * time.Second, Secret: secretFor("wrong", &asked)})
 	if err != nil || res.Reason != "login" || res.Field != "enable" || !strings.Contains(res.Error, "again") || len(asked) != 1 {
 		t.Fatalf("wrong secret: %+v %v (asked %v)", res, err, asked)
 	}
@@ -301,18 +302,18 @@ func TestSetModeQuestion(t *testing.T) {
 	d := &device{junos: true, dirty: true}
 	s := modeSession(t, "juniper_junos", d, "config")
 	ctx := ctxTimeout(t, 30*time.Second)
-	res, err := s.SetMode(ctx, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
+	res, err := SetMode(ctx, s, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
 	if err != nil || res.Reason != "question" || !strings.Contains(res.Question, "[yes,no]") || strings.Join(res.Steps, "|") != "exit configuration-mode" {
 		t.Fatalf("question: %+v %v", res, err)
 	}
-	res, err = s.SetMode(ctx, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
+	res, err = SetMode(ctx, s, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
 	if err != nil || res.Reason != "question" || len(res.Steps) != 0 {
 		t.Fatalf("question still waiting: %+v %v", res, err)
 	}
 	if got := d.received(); len(got) != 1 {
 		t.Fatalf("the device received %q", got)
 	}
-	if _, err := s.SetMode(ctx, ModeOptions{Mode: "privileged", Timeout: 10 * time.Second}); !errors.Is(err, ErrNoMode) || !strings.Contains(err.Error(), "juniper_junos has no privileged mode") {
+	if _, err := SetMode(ctx, s, ModeOptions{Mode: "privileged", Timeout: 10 * time.Second}); !errors.Is(err, ErrNoMode) || !strings.Contains(err.Error(), "juniper_junos has no privileged mode") {
 		t.Fatalf("junos privileged: %v", err)
 	}
 }
@@ -324,32 +325,32 @@ func TestSetModeErrors(t *testing.T) {
 	ctx := ctxTimeout(t, 30*time.Second)
 	d := &device{secret: "x", reject: "configure terminal"}
 	s := modeSession(t, "cisco_ios", d, "privileged")
-	res, err := s.SetMode(ctx, ModeOptions{Mode: "config", Timeout: 10 * time.Second})
+	res, err := SetMode(ctx, s, ModeOptions{Mode: "config", Timeout: 10 * time.Second})
 	if err != nil || res.Reason != "error" || !strings.HasPrefix(res.Error, "% Invalid input") || res.Mode != "privileged" || len(res.Steps) != 1 {
 		t.Fatalf("rejected: %+v %v", res, err)
 	}
 	d = &device{secret: "x", ignore: "disable"}
 	s = modeSession(t, "cisco_ios", d, "config")
-	res, err = s.SetMode(ctx, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
+	res, err = SetMode(ctx, s, ModeOptions{Mode: "user", Timeout: 10 * time.Second})
 	if err != nil || res.Reason != "error" || !strings.Contains(res.Error, `still in privileged mode after "disable"`) || strings.Join(res.Steps, "|") != "end|disable" {
 		t.Fatalf("no change: %+v %v", res, err)
 	}
 
 	s = modeSession(t, "linux", &device{shell: true}, "user")
-	if _, err := s.SetMode(ctx, ModeOptions{Mode: "config", Timeout: time.Second}); !errors.Is(err, ErrNoMode) || !strings.Contains(err.Error(), "linux has no modes") {
+	if _, err := SetMode(ctx, s, ModeOptions{Mode: "config", Timeout: time.Second}); !errors.Is(err, ErrNoMode) || !strings.Contains(err.Error(), "linux has no modes") {
 		t.Fatalf("linux: %v", err)
 	}
 	s = modeSession(t, "cisco_nxos", &device{}, "user")
-	if _, err := s.SetMode(ctx, ModeOptions{Mode: "config", Timeout: time.Second}); !errors.Is(err, ErrNoMode) || !strings.Contains(err.Error(), "no command from user mode toward config") {
+	if _, err := SetMode(ctx, s, ModeOptions{Mode: "config", Timeout: time.Second}); !errors.Is(err, ErrNoMode) || !strings.Contains(err.Error(), "no command from user mode toward config") {
 		t.Fatalf("nx-os from user mode: %v", err)
 	}
 
-	r := newRegistry(t, Limits{}, Config{})
-	plain, _, _ := testKind(t, r, Spec{Kind: "pipe"}, nil, nil)
-	if _, err := plain.SetMode(ctx, ModeOptions{Mode: "config"}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "dialect") {
+	r := newRegistry(t, session.Config{})
+	plain, _ := testKind(t, r, session.Spec{Kind: "pipe"}, nil)
+	if _, err := SetMode(ctx, plain, ModeOptions{Mode: "config"}); !errors.Is(err, session.ErrUnsupported) || !strings.Contains(err.Error(), "dialect") {
 		t.Fatalf("no dialect: %v", err)
 	}
-	if _, err := plain.SetMode(ctx, ModeOptions{Mode: "enable"}); err == nil || !strings.Contains(err.Error(), "user, privileged, config") {
+	if _, err := SetMode(ctx, plain, ModeOptions{Mode: "enable"}); err == nil || !strings.Contains(err.Error(), "user, privileged, config") {
 		t.Fatalf("bad mode: %v", err)
 	}
 }

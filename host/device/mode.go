@@ -1,4 +1,4 @@
-package session
+package device
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/termhost/termhost/host/session"
 )
 
 // Modes are the modes a dialect's prompts report and set_mode moves
@@ -66,11 +68,11 @@ type DialectInfo struct {
 	Modes map[string]map[string]string `json:"modes"`
 }
 
-// DialectInfo asks the session's dialect plugin what it knows.
-func (s *Session) DialectInfo(ctx context.Context) (DialectInfo, error) {
+// Info asks the session's dialect plugin what it knows.
+func Info(ctx context.Context, s *session.Session) (DialectInfo, error) {
 	var in DialectInfo
-	if !s.hasPlugin(DialectPlugin) {
-		return in, fmt.Errorf("%w: no device dialect in this session (telnet_connect or ssh_shell with dialect)", ErrUnsupported)
+	if !s.HasPlugin(session.DialectPlugin) {
+		return in, fmt.Errorf("%w: no device dialect in this session (telnet_connect or ssh_shell with dialect)", session.ErrUnsupported)
 	}
 	reply, _, err := s.Control(ctx, []byte(`{"op":"info"}`), false)
 	if err != nil {
@@ -88,15 +90,15 @@ func (s *Session) DialectInfo(ctx context.Context) (DialectInfo, error) {
 // o.Secret's answer (typed as SendSecret types it), or stops the move; a
 // question, an error line, a mode that did not change or the timeout
 // stops it. Already in the mode: nothing is sent.
-func (s *Session) SetMode(ctx context.Context, o ModeOptions) (ModeResult, error) {
+func SetMode(ctx context.Context, s *session.Session, o ModeOptions) (ModeResult, error) {
 	res := ModeResult{Steps: []string{}}
 	if !slices.Contains(Modes, o.Mode) {
 		return res, fmt.Errorf("mode %q is not one of %s", o.Mode, strings.Join(Modes, ", "))
 	}
 	if !s.Alive() {
-		return res, s.disconnectedErr()
+		return res, s.DisconnectedErr()
 	}
-	info, err := s.DialectInfo(ctx)
+	info, err := Info(ctx, s)
 	if err != nil {
 		return res, err
 	}
@@ -117,7 +119,7 @@ func (s *Session) SetMode(ctx context.Context, o ModeOptions) (ModeResult, error
 		res.Reason, res.Question = "question", info.Question
 		return res, nil
 	case info.Login != "":
-		if done, err := s.answerLogin(ctx, o, &res, info.Login, "", deadline); done || err != nil {
+		if done, err := answerLogin(ctx, s, o, &res, info.Login, "", deadline); done || err != nil {
 			return res, err
 		}
 	}
@@ -146,7 +148,7 @@ func (s *Session) SetMode(ctx context.Context, o ModeOptions) (ModeResult, error
 			res.Reason = "timeout"
 			return res, nil
 		}
-		r, err := s.RunCommand(ctx, RunOptions{Command: cmd, Timeout: left})
+		r, err := RunCommand(ctx, s, RunOptions{Command: cmd, Timeout: left})
 		if err != nil {
 			return res, err
 		}
@@ -157,7 +159,7 @@ func (s *Session) SetMode(ctx context.Context, o ModeOptions) (ModeResult, error
 		}
 		if r.Reason == "login" {
 			sent++
-			if done, err := s.answerLogin(ctx, o, &res, r.Field, from, deadline); done || err != nil {
+			if done, err := answerLogin(ctx, s, o, &res, r.Field, from, deadline); done || err != nil {
 				return res, err
 			}
 		} else if res.Mode == from {
@@ -191,7 +193,7 @@ func (res *ModeResult) apply(r RunResult) bool {
 // answerLogin types the secret for a login field and waits for what
 // follows; done when the move stops there (no secret for the field, the
 // field asked again, an error line, no change of mode from `from`).
-func (s *Session) answerLogin(ctx context.Context, o ModeOptions, res *ModeResult, field, from string, deadline time.Time) (done bool, err error) {
+func answerLogin(ctx context.Context, s *session.Session, o ModeOptions, res *ModeResult, field, from string, deadline time.Time) (done bool, err error) {
 	res.Reason, res.Field = "login", field
 	if o.Secret == nil || field == "username" {
 		return true, nil
@@ -208,10 +210,10 @@ func (s *Session) answerLogin(ctx context.Context, o ModeOptions, res *ModeResul
 		return true, nil
 	}
 	mark := s.Mark()
-	if err := s.SendSecret(ctx, secret, o.Allow); err != nil {
+	if err := SendSecret(ctx, s, secret, o.Allow); err != nil {
 		return true, err
 	}
-	r, err := s.commandResult(ctx, mark, RunOptions{Timeout: left})
+	r, err := commandResult(ctx, s, mark, RunOptions{Timeout: left})
 	if err != nil {
 		return true, err
 	}

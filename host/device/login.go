@@ -1,4 +1,4 @@
-package session
+package device
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // loginPrompts recognise the fields of a login dialogue at the end of the
@@ -18,7 +21,7 @@ var (
 	// read can end right after its colon.
 	lastLogin = regexp.MustCompile(`(?i)^\s*last login\s*:`)
 	loginFail = regexp.MustCompile(`(?i)(login incorrect|login failed|login invalid|authentication failed|authentication is rejected|access denied|bad password|invalid password|permission denied)`)
-	loginAny  = MustCompilePattern(`(?i)((user ?name|login|user|pass(word|code)?)\s*:|[>#$%\]])\s*$`)
+	loginAny  = session.MustCompilePattern(`(?i)((user ?name|login|user|pass(word|code)?)\s*:|[>#$%\]])\s*$`)
 )
 
 // loginSettle is how long a prompt-like line that no dialect confirmed
@@ -27,10 +30,13 @@ const loginSettle = 150 * time.Millisecond
 
 // dialectPromptAfter reports whether a dialect reported a prompt in an
 // event after seq.
-func (s *Session) dialectPromptAfter(seq uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.promptAfterLocked(seq, true)
+func dialectPromptAfter(s *session.Session, seq uint64) bool {
+	for _, e := range s.Events(seq) {
+		if p, ok := e.Body.(*abi.Prompt); ok && p.Source == abi.SourceDialect {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrLogin is a login that did not succeed.
@@ -46,7 +52,7 @@ var ErrNoUsername = errors.New("the device asked for a username, and the credent
 // device that asks for one again ends the login at once (another try
 // would only lock the account). allow, if set, must accept the session
 // before anything is typed. It reports the prompt line it ended at.
-func (s *Session) Login(ctx context.Context, username string, password []byte, timeout time.Duration, allow Gate) (string, error) {
+func Login(ctx context.Context, s *session.Session, username string, password []byte, timeout time.Duration, allow Gate) (string, error) {
 	if allow != nil {
 		if err := allow(s.Destination()); err != nil {
 			return "", err
@@ -56,29 +62,29 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 		return "", err // before the username: nothing of the login goes through it
 	}
 	deadline := time.Now().Add(timeout)
-	mark := Cursor{Off: s.buf.Tail()} // from the start: the login prompt may already be there
+	mark := s.Oldest() // from the start: the login prompt may already be there
 	sentUser, sentPass := false, false
 	for step := 0; step < 6; step++ {
 		left := time.Until(deadline)
 		if left <= 0 {
 			break
 		}
-		_, _, err := s.Wait(ctx, mark, WaitSpec{Until: loginAny, Exit: true, Timeout: left, Stable: 0}, true)
+		_, _, err := s.Wait(ctx, mark, session.WaitSpec{Until: loginAny, Exit: true, Timeout: left, Stable: 0}, true)
 		if err != nil {
 			return "", err
 		}
 		if !s.Alive() {
-			return "", fmt.Errorf("%w: %v", ErrLogin, s.disconnectedErr())
+			return "", fmt.Errorf("%w: %v", ErrLogin, s.DisconnectedErr())
 		}
-		head := s.buf.Head()
+		head := s.Mark().Off
 		from := max(mark.Off, head-min(head, 512))
-		tail, _, _ := s.buf.Read(from, 512)
+		tail, _ := s.ReadRange(from, from+512)
 		text := clean(tail)
 		if loginFail.MatchString(text) && (sentUser || sentPass) {
 			return "", fmt.Errorf("%w: the device said %q", ErrLogin, lastLine(text))
 		}
 		prev := mark
-		mark = Cursor{Off: head, Seq: s.lastSeq()}
+		mark = session.Cursor{Off: head, Seq: s.LastSeq()}
 		switch {
 		case loginPass.MatchString(text):
 			if sentPass {
@@ -87,7 +93,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			if len(password) == 0 {
 				return "", fmt.Errorf("%w: the device asks for a password and the credential has none", ErrLogin)
 			}
-			if err := s.SendSecret(ctx, password, allow); err != nil && !errors.Is(err, ErrEchoOn) {
+			if err := SendSecret(ctx, s, password, allow); err != nil && !errors.Is(err, session.ErrEchoOn) {
 				return "", err
 			}
 			sentPass = true
@@ -98,7 +104,7 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			if username == "" {
 				return "", fmt.Errorf("%w: %w", ErrLogin, ErrNoUsername)
 			}
-			if err := s.sendRaw(ctx, []byte(username+enter)); err != nil {
+			if err := s.SendCredential(ctx, []byte(username), false); err != nil {
 				return "", err
 			}
 			sentUser = true
@@ -107,14 +113,14 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 			// is the last thing before the device waits. A dialect's prompt
 			// event says so at once; otherwise the line must stay last for
 			// a moment.
-			if s.dialectPromptAfter(prev.Seq) {
-				return s.loggedIn(lastLine(text)), nil
+			if dialectPromptAfter(s, prev.Seq) {
+				return loggedIn(s, lastLine(text)), nil
 			}
-			if _, _, err := s.Wait(ctx, mark, WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(loginSettle*4, max(left, time.Millisecond))}, true); err != nil {
+			if _, _, err := s.Wait(ctx, mark, session.WaitSpec{Stable: loginSettle, Exit: true, Timeout: min(loginSettle*4, max(left, time.Millisecond))}, true); err != nil {
 				return "", err
 			}
-			if s.buf.Head() == head {
-				return s.loggedIn(lastLine(text)), nil
+			if s.Mark().Off == head {
+				return loggedIn(s, lastLine(text)), nil
 			}
 			// More came: not the prompt yet. Look again at everything since
 			// the previous step, so a prompt cut by this read ("name" then
@@ -128,8 +134,8 @@ func (s *Session) Login(ctx context.Context, username string, password []byte, t
 
 // loggedIn records the prompt a login ended at: commands that no dialect
 // ends end at it (learned.go).
-func (s *Session) loggedIn(prompt string) string {
-	s.learn(prompt)
+func loggedIn(s *session.Session, prompt string) string {
+	learn(s, prompt)
 	return prompt
 }
 
