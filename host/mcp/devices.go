@@ -42,7 +42,7 @@ func (s *Server) addDeviceTools() {
 		Name: "run_command",
 		Description: "Run one command; returns its output alone (no echo, pager or prompt), prompt, mode, exitCode, " +
 			"error, reason. A question stops it.",
-		Annotations: &sdk.ToolAnnotations{Title: "Run command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)
 		p["command"].MaxLength = ptr(maxCommandLen)
@@ -55,7 +55,7 @@ func (s *Server) addDeviceTools() {
 		Name: "set_mode",
 		Description: "Move a device to a mode by its dialect's commands (enable, configure terminal, end…), each as " +
 			"run_command; returns steps, prompt, mode, reason.",
-		Annotations: &sdk.ToolAnnotations{Title: "Set mode", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)
 		p["mode"].Enum = []any{"user", "privileged", "config"}
@@ -69,7 +69,7 @@ func (s *Server) addDeviceTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "send_secret",
 		Description: "Type a credential's secret and Enter at a prompt; never shown. Refused where it would echo.",
-		Annotations: &sdk.ToolAnnotations{Title: "Send secret", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)

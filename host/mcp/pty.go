@@ -56,13 +56,13 @@ func (s *Server) addPTYTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "start_pty",
 		Description: "Start a command under a pseudo-terminal, owned by this client. Returns processId (also a session_id for view_screen/send_keys).",
-		Annotations: &sdk.ToolAnnotations{Title: "Start PTY", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, processBounds, s.startPTY)
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "kill_pty",
 		Description: "Stop a PTY process (SIGTERM to its group, SIGKILL after 3 s) and forget it.",
-		Annotations: &sdk.ToolAnnotations{Title: "Kill PTY", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) { p["processId"].MaxLength = ptr(maxRefLen) }, s.killPTY)
 
 	if s.cfg.PTYResources {
@@ -70,7 +70,7 @@ func (s *Server) addPTYTools() {
 		addTool(s, textVoice, &sdk.Tool{
 			Name:        "activate_pty_tools",
 			Description: "For clients without resources: turn on the list_pty and read_pty tools.",
-			Annotations: &sdk.ToolAnnotations{Title: "Activate PTY tools", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 		}, nil, s.activatePTYTools)
 	} else {
 		s.addPTYReadTools()
@@ -83,12 +83,12 @@ func (s *Server) addPTYReadTools() bool {
 		addTool(s, textVoice, &sdk.Tool{
 			Name:        "list_pty",
 			Description: "PTY processes: this client's and those no connected client owns.",
-			Annotations: &sdk.ToolAnnotations{Title: "List PTY", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		}, nil, s.listPTY)
 		addTool(s, textVoice, &sdk.Tool{
 			Name:        "read_pty",
 			Description: "Output of a PTY process since the last read_pty (ANSI kept unless stripAnsi). Waits like telnet_read.",
-			Annotations: &sdk.ToolAnnotations{Title: "Read PTY", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+			Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		}, func(p schemaProps) {
 			p["processId"].MaxLength = ptr(maxRefLen)
 			p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))

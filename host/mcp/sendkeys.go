@@ -21,7 +21,7 @@ const (
 type sendKeysIn struct {
 	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
 	// Keys is a string of space-separated key names or an array of them.
-	Keys  any    `json:"keys,omitempty" jsonschema:"key names, e.g. \"C-c\" or [\"Down\",\"Enter\"]: Enter Tab BTab Escape BSpace Space Up Down Left Right Home End PageUp PageDown Insert Delete F1-F12, C- M- S- prefixes (Ctrl+C too), or one character"`
+	Keys  any    `json:"keys,omitempty" jsonschema:"tmux key names, e.g. \"C-c\" or [\"Down\",\"Enter\"]: Enter Tab BTab Escape BSpace Space Up Down Left Right Home End PageUp PageDown Insert Delete F1-F12, C- M- S- prefixes, or one character"`
 	Text  string `json:"text,omitempty" jsonschema:"literal text, typed as is before keys"`
 	Paste string `json:"paste,omitempty" jsonschema:"text pasted (bracketed when the app enabled it)"`
 	screenWaitIn
@@ -33,7 +33,7 @@ func (s *Server) addSendKeys() {
 		Name: "send_keys",
 		Description: "Type into a session: text, then keys (names, never guessed from text), or paste. " +
 			"With a wait (until, prompt, idleMs, screenStable, exit) returns the screen after it.",
-		Annotations: &sdk.ToolAnnotations{Title: "Send keys", DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
 		k := p["keys"]

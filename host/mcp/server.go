@@ -138,7 +138,7 @@ func New(deps Deps, cfg Config) (*Server, error) {
 			addTool(s, testerVoice, &sdk.Tool{
 				Name:        "launch_app",
 				Description: "Start a program under a PTY with a screen behind it. Returns session_id.",
-				Annotations: &sdk.ToolAnnotations{Title: "Launch app", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+				Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 			}, processBounds, s.launchApp)
 		case "ssh":
 			if deps.SSH != nil {

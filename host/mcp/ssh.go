@@ -53,7 +53,7 @@ func (s *Server) addSSHTools() {
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_execute",
 		Description: "Run a command over SSH: stdout, stderr, exitCode. Checked against rules.json first.",
-		Annotations: &sdk.ToolAnnotations{Title: "SSH execute", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)
 		p["command"].MaxLength = ptr(maxSSHCommand)
@@ -67,19 +67,19 @@ func (s *Server) addSSHTools() {
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_list_credentials",
 		Description: "List credentials (never a secret).",
-		Annotations: &sdk.ToolAnnotations{Title: "SSH credentials", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, nil, s.sshListCredentials)
 
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_session_info",
 		Description: "Your persistent SSH sessions.",
-		Annotations: &sdk.ToolAnnotations{Title: "SSH sessions", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) { p["credentialId"].MaxLength = ptr(maxCredIDLen) }, s.sshSessionInfo)
 
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_shell",
 		Description: "Open an interactive SSH shell with a screen; returns session_id for the screen tools.",
-		Annotations: &sdk.ToolAnnotations{Title: "SSH shell", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)
 		p["name"].MaxLength = ptr(session.MaxNameLen)

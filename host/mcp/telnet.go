@@ -50,7 +50,7 @@ type sendIn struct {
 
 type readIn struct {
 	SessionID string `json:"sessionId" jsonschema:"session id or name"`
-	WaitMs    int    `json:"waitMs,omitempty" jsonschema:"wait up to this many ms for output to arrive and settle"`
+	WaitMs    int    `json:"waitMs,omitempty" jsonschema:"wait up to this many ms for output to settle"`
 	Encoding  string `json:"encoding,omitempty" jsonschema:"utf8 (default), base64, hex or binary (latin1)"`
 	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"return at most this many bytes (default 65536)"`
 	waitIn
@@ -85,7 +85,7 @@ func (s *Server) addTelnetTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_connect",
 		Description: "Open a Telnet session to host:port. Returns sessionId. With credentialId the host logs in itself.",
-		Annotations: &sdk.ToolAnnotations{Title: "Telnet connect", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["host"].MaxLength = ptr(maxHostLen)
 		p["port"].Minimum, p["port"].Maximum = ptr(1.0), ptr(65535.0)
@@ -103,7 +103,7 @@ func (s *Server) addTelnetTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_send",
 		Description: "Send a line (command + CR LF) to a Telnet session. Read the answer with telnet_read.",
-		Annotations: &sdk.ToolAnnotations{Title: "Telnet send", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)
 		p["command"].MaxLength = ptr(maxCommandLen)
@@ -115,7 +115,7 @@ func (s *Server) addTelnetTools() {
 		Description: "Return output received since the last read. Wait with until/prompt/idleMs/exit " +
 			"(timeoutMs caps it); reason says why it returned.",
 		// Reading consumes buffered output, so it is not read-only.
-		Annotations: &sdk.ToolAnnotations{Title: "Telnet read", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		sessionRef(p)
 		p["encoding"].Enum = encodings
@@ -127,13 +127,13 @@ func (s *Server) addTelnetTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_disconnect",
 		Description: "Close a Telnet session. Closing an unknown or closed session is not an error.",
-		Annotations: &sdk.ToolAnnotations{Title: "Telnet disconnect", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, sessionRef, s.telnetDisconnect)
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_list",
 		Description: "List Telnet sessions.",
-		Annotations: &sdk.ToolAnnotations{Title: "Telnet list", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, nil, s.telnetList)
 }
 

@@ -43,17 +43,17 @@ type screenWaitIn struct {
 	Until        string `json:"until,omitempty" jsonschema:"regex on new output (or on the screen, with onScreen)"`
 	OnScreen     bool   `json:"onScreen,omitempty" jsonschema:"match until against the rendered screen instead"`
 	Prompt       bool   `json:"prompt,omitempty" jsonschema:"a prompt: shell integration (command finished) or a Telnet GA/EOR"`
-	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"no new output for this many ms, once some arrived"`
+	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"this many quiet ms, once output arrived"`
 	ScreenStable int    `json:"screenStable,omitempty" jsonschema:"no change for this many ms"`
 	Exit         bool   `json:"exit,omitempty" jsonschema:"the process exits / the peer closes"`
-	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default and at most 300000)"`
+	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default and max 300000)"`
 }
 
 type waitForIn struct {
 	SessionID  string   `json:"session_id,omitempty" jsonschema:"session id or name"`
-	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"wait on several sessions: the first to satisfy ends the wait"`
+	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"several sessions: the first to satisfy ends the wait"`
 	screenWaitIn
-	View string `json:"view,omitempty" jsonschema:"include the screen of the session that ended the wait: plain or ansi"`
+	View string `json:"view,omitempty" jsonschema:"also return the ending session's screen: plain or ansi"`
 }
 
 // Bounds of the tester tools' arguments.
@@ -80,7 +80,7 @@ func (s *Server) addTUITools() {
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "view_screen",
 		Description: "The session's terminal screen with the cursor {row, col} (0-based), size, title and state.",
-		Annotations: &sdk.ToolAnnotations{Title: "View screen", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
 		p["format"].Enum = []any{"plain", "ansi", "raw", "scrollback"}
@@ -104,7 +104,7 @@ func (s *Server) addTUITools() {
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "resize_terminal",
 		Description: "Resize the terminal (the program gets SIGWINCH; Telnet peers get NAWS).",
-		Annotations: &sdk.ToolAnnotations{Title: "Resize terminal", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
 		for _, f := range []string{"cols", "rows"} {
@@ -115,13 +115,13 @@ func (s *Server) addTUITools() {
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "restart_app",
 		Description: "Stop the program and start it again in the same session.",
-		Annotations: &sdk.ToolAnnotations{Title: "Restart app", DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, tuiRef, s.restartApp)
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "stop_app",
 		Description: "End a session: a program gets SIGTERM, then SIGKILL after 3 s. Returns its exit status.",
-		Annotations: &sdk.ToolAnnotations{Title: "Stop app", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, tuiRef, s.stopApp)
 
 	addTool(s, testerVoice, &sdk.Tool{
@@ -132,9 +132,9 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name: "wait_for",
-		Description: "Wait until one of the sessions satisfies a condition (until, prompt, idleMs, screenStable, exit) " +
-			"or timeoutMs passes; returns which session and why, and a finished command's exit_code and duration_ms when known.",
-		Annotations: &sdk.ToolAnnotations{Title: "Wait for", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Description: "Wait until a session meets a condition (until, prompt, idleMs, screenStable, exit) or timeoutMs " +
+			"passes; returns which session, why, and a finished command's exit_code and duration_ms when known.",
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		p["session_id"].MaxLength = ptr(maxRefLen)
 		p["session_ids"].MaxItems = ptr(maxWaitTargets)
