@@ -202,7 +202,17 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait, UTF8Hold: cfg.UTF8Hold,
 			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet, Programs: programs},
 	)
+	screen := ""
+	if plugins.Has("vt") {
+		screen = "vt"
+	}
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
+		if name != screen && screen != "" {
+			// Every session attaches the screen after its protocol
+			// plugin: compile it meanwhile, if it is not (plugins are
+			// compiled when a session needs them).
+			plugins.Prepare(screen)
+		}
 		b, err := plugins.Attach(name, kind, opts)
 		if errors.Is(err, plugin.ErrUnknownPlugin) || errors.Is(err, plugin.ErrRefused) {
 			err = fmt.Errorf("%w: %w", session.ErrBadPlugin, err)
@@ -213,9 +223,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	// Every session gets a screen and shells their integration when the
 	// plugins are there (they are embedded; a plugin directory may not
 	// have them in tests).
-	if plugins.Has("vt") {
-		deps.Screen = "vt"
-	}
+	deps.Screen = screen
 	if plugins.Has("shell") {
 		deps.ShellPlugin = "shell"
 	}
