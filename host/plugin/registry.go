@@ -203,6 +203,7 @@ type Registry struct {
 	// since the last prune, which records them in the cache's index.
 	checkedMu sync.Mutex
 	newChecks map[string]checkedVersion
+	canaries  atomic.Int64 // canaries run (compiles and checks at load or reload)
 
 	mu       sync.Mutex
 	plugins  map[string]*plugin
