@@ -23,8 +23,10 @@ import (
 //     BusyBox telnetd was opened, used (one echo) and closed, once the
 //     server settled again;
 //   - the latency of that first telnet_connect (a fresh server: its
-//     first call that needs plugins), of the read until its prompt, and
-//     of a later first launch_app of cat.
+//     first call that needs plugins) and the server's CPU time for it
+//     (all its threads, from /proc: a figure a busy machine distorts
+//     less), of the read until its prompt, and of a later first
+//     launch_app of cat.
 //
 // Each figure is the median over the iterations, with the spread
 // (min and max) beside it; run it with -benchtime 3x or more.
@@ -51,7 +53,7 @@ func BenchmarkServerMemory(b *testing.B) {
 		s.stop()
 	}
 
-	var idleRSS, idleHWM, sessRSS, sessHWM, connect, prompt, launch []float64
+	var idleRSS, idleHWM, sessRSS, sessHWM, connect, connectCPU, prompt, launch []float64
 	b.ResetTimer()
 	for b.Loop() {
 		s := startMemServer(b, cache)
@@ -62,9 +64,11 @@ func BenchmarkServerMemory(b *testing.B) {
 		st := s.settled(b)
 		idleRSS, idleHWM = append(idleRSS, st.rss), append(idleHWM, st.hwm)
 
+		cpu0 := s.cpu(b)
 		start := time.Now()
 		id := s.c.call(b, "telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
 		connect = append(connect, ms(time.Since(start)))
+		connectCPU = append(connectCPU, ms(s.cpu(b)-cpu0))
 		start = time.Now()
 		s.c.call(b, "telnet_read", map[string]any{"sessionId": id, "until": `[#$] $`, "timeoutMs": 10000})
 		prompt = append(prompt, ms(time.Since(start)))
@@ -83,8 +87,9 @@ func BenchmarkServerMemory(b *testing.B) {
 		start = time.Now()
 		s.c.call(b, "launch_app", map[string]any{"command": "cat"})
 		launch = append(launch, ms(time.Since(start)))
-		b.Logf("idle %.1f MiB (peak %.1f), after a session %.1f MiB (peak %.1f); first telnet_connect %.1f ms, prompt %.1f ms, launch_app %.1f ms; %s",
-			idleRSS[len(idleRSS)-1], idleHWM[len(idleHWM)-1], st.rss, st.hwm, connect[len(connect)-1], prompt[len(prompt)-1], launch[len(launch)-1], st.detail)
+		b.Logf("idle %.1f MiB (peak %.1f), after a session %.1f MiB (peak %.1f); first telnet_connect %.1f ms (%.1f ms CPU), prompt %.1f ms, launch_app %.1f ms; %s",
+			idleRSS[len(idleRSS)-1], idleHWM[len(idleHWM)-1], st.rss, st.hwm, connect[len(connect)-1], connectCPU[len(connectCPU)-1],
+			prompt[len(prompt)-1], launch[len(launch)-1], st.detail)
 		s.stop()
 	}
 	spread(b, idleRSS, "MiB-idle-rss")
@@ -92,6 +97,7 @@ func BenchmarkServerMemory(b *testing.B) {
 	spread(b, sessRSS, "MiB-after-session-rss")
 	spread(b, sessHWM, "MiB-after-session-peak")
 	spread(b, connect, "ms-first-connect")
+	spread(b, connectCPU, "ms-cpu-first-connect")
 	spread(b, prompt, "ms-first-prompt")
 	spread(b, launch, "ms-first-launch")
 }
@@ -147,6 +153,27 @@ func (s *memServer) stop() {
 		s.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// cpu is the CPU time the server's threads have run (schedstat).
+func (s *memServer) cpu(b *testing.B) time.Duration {
+	dir := "/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ns int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // ended meanwhile
+		}
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			ns += n
+		}
+	}
+	return time.Duration(ns)
 }
 
 type procMem struct {
