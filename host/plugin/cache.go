@@ -37,6 +37,8 @@ const (
 	// version's directory stays): long enough for a restart, a test run,
 	// or a client starting servers one after another not to compile again.
 	cacheGrace = time.Hour
+	// maxBinaries is how many executables' embedded sums the index keeps.
+	maxBinaries = 16
 	// holderTTL forgets a registry that has not pruned for this long even
 	// if its process ID is alive (it may have been reused).
 	holderTTL = 7 * 24 * time.Hour
@@ -522,6 +524,16 @@ func (idx *cacheIndex) forget(now time.Time) {
 		if now.Sub(b.Seen) > holderTTL {
 			delete(idx.Binaries, exe)
 		}
+	}
+	// Test runs build a new binary each time: keep the newest few.
+	for len(idx.Binaries) > maxBinaries {
+		oldest := ""
+		for exe, b := range idx.Binaries {
+			if oldest == "" || b.Seen.Before(idx.Binaries[oldest].Seen) {
+				oldest = exe
+			}
+		}
+		delete(idx.Binaries, oldest)
 	}
 }
 

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"embed"
 	"errors"
 	"os"
 	"path/filepath"
@@ -175,5 +176,36 @@ func TestDirVersionKeepsItsBytes(t *testing.T) {
 	b = attach(t, r, "tiny", "")
 	if got, _ := send(t, b, "c"); got != "c" || versionOf(b) != "2.0.0" {
 		t.Fatalf("session: %q on %s", got, versionOf(b))
+	}
+}
+
+// The index keeps the embedded sums of the newest few executables.
+func TestIndexKeepsFewBinaries(t *testing.T) {
+	idx := readIndex(t.TempDir())
+	now := time.Now()
+	for i := range maxBinaries + 5 {
+		idx.Binaries[strings.Repeat("x", i+1)] = &binaryRecord{Seen: now.Add(time.Duration(i) * time.Second), Sums: map[string]string{"a.wasm": "s"}}
+	}
+	idx.forget(now.Add(time.Minute))
+	if len(idx.Binaries) != maxBinaries || idx.Binaries["x"] != nil || idx.Binaries[strings.Repeat("x", maxBinaries+5)] == nil {
+		t.Fatalf("kept %d binaries", len(idx.Binaries))
+	}
+}
+
+// The sums of embedded plugins are recorded only for the binary's own
+// embed.FS (a test's map of files may change under the same names).
+func TestExeKeyOnlyForEmbedFS(t *testing.T) {
+	if k := exeKey(fstest.MapFS{}); k != "" {
+		t.Errorf("exeKey(MapFS) = %q", k)
+	}
+	var efs embed.FS
+	k := exeKey(efs)
+	if k == "" {
+		t.Fatal("exeKey(embed.FS) is empty")
+	}
+	idx := readIndex(t.TempDir())
+	idx.Binaries[k] = &binaryRecord{Seen: time.Now(), Sums: map[string]string{"vt.wasm": "abc"}}
+	if idx.sum(k, "vt.wasm") != "abc" || idx.sum("other", "vt.wasm") != "" || idx.sum("", "vt.wasm") != "" {
+		t.Error("sum")
 	}
 }
