@@ -75,6 +75,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'HotReload' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'IdleSessionMemory|ToolsListSize' -benchtime 3x ./cmd/termhost/
+	@echo "an idle server's resident memory and peak, after one Telnet session, and the first calls (median, min, max over 3 servers):"
+	$(GO) test -run '^$$' -bench 'ServerMemory' -benchtime 3x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench '^BenchmarkToolCallLatency' -benchtime 3000x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'HTTPToolCallLatency' -benchtime 3000x ./cmd/termhost/
 	@echo "N sessions under load over one stdio client, beside the raw TCP floor (CPU per round trip, cores):"

@@ -215,7 +215,14 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait, UTF8Hold: cfg.UTF8Hold,
 			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet, Plugins: roles},
 	)
+	screen := roles.Screen
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
+		if name != screen && screen != "" {
+			// Every session attaches the screen after its protocol
+			// plugin: compile it meanwhile, if it is not (plugins are
+			// compiled when a session needs them).
+			plugins.Prepare(screen)
+		}
 		b, err := plugins.Attach(name, kind, opts)
 		if errors.Is(err, plugin.ErrUnknownPlugin) || errors.Is(err, plugin.ErrRefused) {
 			err = fmt.Errorf("%w: %w", session.ErrBadPlugin, err)

@@ -1,8 +1,11 @@
 package plugin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -33,6 +37,8 @@ const (
 	// version's directory stays): long enough for a restart, a test run,
 	// or a client starting servers one after another not to compile again.
 	cacheGrace = time.Hour
+	// maxBinaries is how many executables' embedded sums the index keeps.
+	maxBinaries = 16
 	// holderTTL forgets a registry that has not pruned for this long even
 	// if its process ID is alive (it may have been reused).
 	holderTTL = 7 * 24 * time.Hour
@@ -118,7 +124,23 @@ func (r *Registry) pruneCache() {
 	if r.cacheDir == "" {
 		return
 	}
-	pruneCacheDir(r.cacheDir, wazeroCacheSubdir(), r.inUse(), r.cfg.CacheLimitMiB<<20, r.log.Info)
+	r.checkedMu.Lock()
+	rec := indexRecords{checks: r.newChecks, exe: r.exeKey}
+	r.newChecks = nil
+	r.checkedMu.Unlock()
+	if rec.exe != "" {
+		rec.sums = r.embeddedSums()
+	}
+	pruneCacheDirChecked(r.cacheDir, wazeroCacheSubdir(), r.inUse(), rec, r.cfg.CacheLimitMiB<<20, r.log.Info)
+}
+
+// indexRecords is what a prune records in the index besides the files:
+// versions that passed their canary, and the sums of the plugins embedded
+// in executable exe.
+type indexRecords struct {
+	checks map[string]checkedVersion
+	exe    string
+	sums   map[string]string
 }
 
 // inUse lists the sha256 of the plugin versions this registry uses: the
@@ -143,6 +165,13 @@ func (r *Registry) inUse() []string {
 }
 
 func pruneCacheDir(root, keep string, inUse []string, limit int64, logf func(string, ...any)) {
+	pruneCacheDirChecked(root, keep, inUse, indexRecords{}, limit, logf)
+}
+
+// pruneCacheDirChecked is pruneCacheDir that also records rec; a
+// version's record of a passed canary goes with the last compiled file
+// attributed to it.
+func pruneCacheDirChecked(root, keep string, inUse []string, rec indexRecords, limit int64, logf func(string, ...any)) {
 	// Only delete what looks like a wazero cache when our own directory is
 	// really there: a different naming would otherwise wipe the live cache.
 	dir := filepath.Join(root, keep)
@@ -183,6 +212,23 @@ func pruneCacheDir(root, keep string, inUse []string, limit int64, logf func(str
 			delete(idx.Files, name)
 		})
 		idx.forget(now)
+		for k, c := range rec.checks {
+			idx.Checked[k] = c
+		}
+		if rec.exe != "" && len(rec.sums) > 0 {
+			idx.Binaries[rec.exe] = &binaryRecord{Seen: now, Sums: rec.sums}
+		}
+		owned := map[string]bool{}
+		for _, vs := range idx.Files {
+			for _, v := range vs {
+				owned[v] = true
+			}
+		}
+		for k := range idx.Checked {
+			if sha, _, _ := strings.Cut(k, "/"); !owned[sha] {
+				delete(idx.Checked, k)
+			}
+		}
 	})
 	if len(removed) > 0 {
 		logf("pruned plugin compilation cache", "dir", dir, "removed", len(removed), "bytes", total)
@@ -231,6 +277,47 @@ type cacheIndex struct {
 	// Holders are the processes using the directory, by process ID: what
 	// they use, as of when.
 	Holders map[string]*cacheHolder `json:"holders"`
+	// Checked are the plugin versions that passed their canary here (by
+	// checkedKey): a registry's initial load does not compile and check
+	// them again while a compiled file is attributed to them (see
+	// Registry.prepare). Whoever can write this file can write the
+	// compiled code beside it, which wazero runs as it finds it.
+	Checked map[string]checkedVersion `json:"checked,omitempty"`
+	// Binaries are the sha256s of embedded plugins, by the executable
+	// they are embedded in (see exeKey and embedsum.go).
+	Binaries map[string]*binaryRecord `json:"binaries,omitempty"`
+}
+
+// checkedVersion is a plugin version that passed its canary.
+type checkedVersion struct {
+	HasState bool      `json:"hasState"` // it exports state_export and state_import
+	At       time.Time `json:"at"`
+}
+
+// checkedKey names a plugin version checked one way: its sha256, whether
+// compiled with termination checks (a different compiled file), and the
+// settings its canary ran with (its configuration, memory cap and
+// deadline).
+func checkedKey(sha string, opts wasmhost.Options, config []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d %d %s", opts.MemoryLimitMiB, opts.CallTimeout, config)
+	g := "unguarded"
+	if opts.Guard {
+		g = "guarded"
+	}
+	return sha + "/" + g + "/" + hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// holds says whether a compiled file in dir is attributed to version sha.
+func (idx *cacheIndex) holds(dir, sha string) bool {
+	for name, vs := range idx.Files {
+		if slices.Contains(vs, sha) {
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type cacheHolder struct {
@@ -251,6 +338,12 @@ func readIndex(dir string) *cacheIndex {
 	}
 	if idx.Holders == nil {
 		idx.Holders = map[string]*cacheHolder{}
+	}
+	if idx.Checked == nil {
+		idx.Checked = map[string]checkedVersion{}
+	}
+	if idx.Binaries == nil {
+		idx.Binaries = map[string]*binaryRecord{}
 	}
 	return idx
 }
@@ -426,6 +519,21 @@ func (idx *cacheIndex) forget(now time.Time) {
 		if now.Sub(t) >= cacheGrace {
 			delete(idx.Used, v)
 		}
+	}
+	for exe, b := range idx.Binaries {
+		if now.Sub(b.Seen) > holderTTL {
+			delete(idx.Binaries, exe)
+		}
+	}
+	// Test runs build a new binary each time: keep the newest few.
+	for len(idx.Binaries) > maxBinaries {
+		oldest := ""
+		for exe, b := range idx.Binaries {
+			if oldest == "" || b.Seen.Before(idx.Binaries[oldest].Seen) {
+				oldest = exe
+			}
+		}
+		delete(idx.Binaries, oldest)
 	}
 }
 

@@ -19,6 +19,7 @@ var canarySample = []byte("login: \xff\xfd\x18\xff\xfb\x01\x1b[1mhello\x1b[0m ca
 // directions and closes it — all within the call deadline. A version that
 // cannot (it traps, loops, refuses to open) is never published.
 func (v *version) canary() error {
+	v.r.canaries.Add(1)
 	wi, err := v.mod.Instantiate(context.Background(), v.config)
 	if err != nil {
 		return err

@@ -9,9 +9,13 @@
 // # Versions
 //
 // A Registry maps a plugin name (the "name" of the module's manifest) to its
-// current version. A version is one compiled module (one wazero Runtime, so
-// closing it frees everything it holds), identified by the sha256 of its
-// bytes. Embedded plugins are loaded at Open; a .wasm file in Config.Dir with
+// current version. A version is one plugin's bytes, identified by their
+// sha256, and while sessions use it one compiled module (one wazero
+// Runtime, so closing it frees everything it holds). With an on-disk
+// compilation cache a version is compiled when a session first needs it
+// and unloaded once none has used it for Config.IdleUnload; the initial
+// load does not compile a version that passed its canary before (the
+// cache's index records it). See version.module and Registry.prepare. Embedded plugins are loaded at Open; a .wasm file in Config.Dir with
 // the same manifest name overrides the embedded one when pinned (see
 // Trust), and a file with a new name adds a plugin. If several files in Dir carry the same name, the one
 // loaded last wins (at Open: the last in lexical order; later: the most

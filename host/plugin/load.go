@@ -61,12 +61,22 @@ func Start(ctx context.Context, cfg Config) (*Registry, error) {
 	if err := r.openCache(); err != nil {
 		return nil, err
 	}
+	if r.cacheDir != "" {
+		r.exeKey = exeKey(cfg.Embedded)
+	}
 	r.wopts = wasmhost.Options{
-		Cache:          r.cache,
 		MemoryLimitMiB: cfg.MemoryLimitMiB,
 		CallTimeout:    cfg.CallTimeout,
 		Guard:          !cfg.Unguarded,
 		Sys:            true,
+	}
+	if r.cacheDir != "" {
+		// A cache of each module's own on the directory, closed with it:
+		// an unloaded module then frees all its code (see
+		// wasmhost.Options.CacheDir).
+		r.wopts.CacheDir = r.cacheDir
+	} else {
+		r.wopts.Cache = r.cache
 	}
 	fail := func(err error) (*Registry, error) {
 		if r.watcher != nil {
@@ -222,32 +232,58 @@ func (r *Registry) load(ctx context.Context, names []string, cands map[string][]
 			}
 		}
 	}()
+	// What the cache directory knows: versions already checked there.
+	var idx *cacheIndex
+	if r.unloads() {
+		idx = readIndex(filepath.Join(r.cacheDir, wazeroCacheSubdir()))
+	}
 	one := func(i int) {
 		name := names[i]
 		pl := r.pending[name]
 		defer close(pl.done)
-		// The embedded source is read (and hashed: the cache keeps its
-		// compiled code) even when a Dir file overrides it.
+		// The embedded source's sha256 is known even when a Dir file
+		// overrides it (the cache keeps its compiled code): from the
+		// index, else by reading its bytes (see embedsum.go).
 		var embedded []byte
 		if p := r.lookup(name); p != nil && p.embedded != nil {
-			var err error
-			if embedded, err = r.embeddedBytes(p.embedded); err != nil {
-				pl.err = fmt.Errorf("embedded plugin %s: %w", name, err)
-				return
+			if sha := idx.sum(r.exeKey, p.embedded.embedded); sha != "" {
+				r.mu.Lock()
+				p.embedded.sha = sha
+				r.mu.Unlock()
+			} else {
+				var err error
+				if embedded, err = r.embeddedBytes(p.embedded); err != nil {
+					pl.err = fmt.Errorf("embedded plugin %s: %w", name, err)
+					return
+				}
 			}
 		}
 		for _, src := range cands[name] {
 			if ctx.Err() != nil {
 				return // closed: nothing is published
 			}
-			data := src.data
-			if src.embedded != "" {
-				data = embedded
+			bytes := func() ([]byte, error) {
+				if src.embedded == "" {
+					return src.data, nil
+				}
+				if embedded == nil {
+					data, err := fs.ReadFile(r.cfg.Embedded, src.embedded)
+					if err != nil {
+						return nil, err
+					}
+					embedded = data
+				}
+				return embedded, nil
 			}
-			v, err := r.build(ctx, src, data)
+			v, err := r.prepare(ctx, src, bytes, idx)
 			if err == nil {
 				src.data = nil
 				r.publish(v) // closes v instead if the Registry is closed
+				if r.unloads() {
+					// No session needs it yet: its compiled code goes
+					// until one does.
+					v.unloadIdle()
+				}
 				return
 			}
 			if src.path == "" {
@@ -367,12 +403,8 @@ func newSource(origin, path string, data []byte) (*source, error) {
 	return &source{origin: origin, path: path, data: data, sha: hex.EncodeToString(sum[:]), man: man}, nil
 }
 
-// build compiles a source and checks it in a canary instance. It runs off
-// the data path.
-func (r *Registry) build(ctx context.Context, src *source, data []byte) (*version, error) {
-	if err := r.checkPin(src); err != nil {
-		return nil, err
-	}
+// options are the compile options of a source.
+func (r *Registry) options(src *source) wasmhost.Options {
 	opts := r.wopts
 	// The embedded first-party plugins run unguarded when told to, and
 	// so does one that declares its calls bounded (the vt screen: every
@@ -382,6 +414,57 @@ func (r *Registry) build(ctx context.Context, src *source, data []byte) (*versio
 	if src.origin == "embedded" && (r.cfg.UnguardedEmbedded || src.man.Bounded) {
 		opts.Guard = false
 	}
+	return opts
+}
+
+// prepare is build for the initial load: a version that passed its
+// canary before (the same bytes, compiled the same way, by this wazero)
+// and whose compiled code the on-disk cache still holds is not compiled
+// and checked again: it is published without a module, which its first
+// session compiles from the cache (see version.module). The pins are
+// checked all the same.
+func (r *Registry) prepare(ctx context.Context, src *source, bytes func() ([]byte, error), idx *cacheIndex) (*version, error) {
+	build := func() (*version, error) {
+		data, err := bytes()
+		if err != nil {
+			return nil, err
+		}
+		return r.build(ctx, src, data)
+	}
+	if idx == nil || src.sha == "" {
+		return build()
+	}
+	opts := r.options(src)
+	rec, ok := idx.Checked[checkedKey(src.sha, opts, r.cfg.PluginConfig[src.man.Name])]
+	if !ok || !idx.holds(filepath.Join(r.cacheDir, wazeroCacheSubdir()), src.sha) {
+		return build()
+	}
+	if err := r.checkPin(src); err != nil {
+		return nil, err
+	}
+	v := &version{
+		r:        r,
+		src:      src,
+		man:      src.man,
+		sha:      src.sha,
+		opts:     opts,
+		config:   r.cfg.PluginConfig[src.man.Name],
+		trusted:  r.trustedSource(src, src.sha),
+		hasState: rec.HasState,
+	}
+	if src.embedded == "" {
+		v.data = src.data
+	}
+	return v, nil
+}
+
+// build compiles a source and checks it in a canary instance. It runs off
+// the data path.
+func (r *Registry) build(ctx context.Context, src *source, data []byte) (*version, error) {
+	if err := r.checkPin(src); err != nil {
+		return nil, err
+	}
+	opts := r.options(src)
 	mod, err := wasmhost.Compile(ctx, data, opts)
 	if err != nil {
 		return nil, err
@@ -391,15 +474,20 @@ func (r *Registry) build(ctx context.Context, src *source, data []byte) (*versio
 		src:    src,
 		man:    mod.Manifest,
 		sha:    mod.SHA256,
+		opts:   opts,
 		mod:    mod,
 		config: r.cfg.PluginConfig[mod.Manifest.Name],
 		// From the hash of the bytes compiled, not of those read before.
 		trusted: r.trustedSource(src, mod.SHA256),
 	}
+	if src.embedded == "" {
+		v.data = data
+	}
 	if err := v.canary(); err != nil {
 		mod.Close(context.Background())
 		return nil, fmt.Errorf("canary: %w", err)
 	}
+	r.checked(v)
 	return v, nil
 }
 
@@ -409,7 +497,9 @@ func (r *Registry) publish(v *version) {
 	r.mu.Lock()
 	if r.closed.Load() {
 		r.mu.Unlock()
-		v.mod.Close(context.Background())
+		if v.mod != nil {
+			v.mod.Close(context.Background())
+		}
 		return
 	}
 	p := r.plugins[v.man.Name]
@@ -488,6 +578,7 @@ func (r *Registry) reload(file string) error {
 	src.data = nil
 	r.log.Debug("plugin compiled", "plugin", v.man.Name, "version", v.man.Version, "took", time.Since(start))
 	r.publish(v)
+	v.idle()
 	if prev != nil && prev.name != src.man.Name {
 		// The file used to carry another plugin: that one lost its file.
 		if p := r.lookup(prev.name); p != nil {
@@ -549,6 +640,7 @@ func (r *Registry) fallback(p *plugin, gone string) {
 		}
 		src.data = nil
 		r.publish(v)
+		v.idle()
 		return
 	}
 	if p.embedded != nil {
@@ -563,6 +655,7 @@ func (r *Registry) fallback(p *plugin, gone string) {
 			return
 		}
 		r.publish(v)
+		v.idle()
 		return
 	}
 	r.unpublish(p)

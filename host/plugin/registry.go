@@ -65,6 +65,12 @@ type Config struct {
 	// the hang guard of trusted, fuzzed code for throughput (about six
 	// times faster on plain text).
 	UnguardedEmbedded bool
+	// IdleUnload is how long a plugin version no session uses keeps its
+	// compiled module and idle instances, when compiled plugins are
+	// cached on disk (CacheDir not "off"): the next session compiles it
+	// again from there, in tens of milliseconds. Default 10s; negative:
+	// never unload.
+	IdleUnload time.Duration
 	// PoolSize is the number of instances per plugin version, created
 	// lazily. Default 2.
 	PoolSize int
@@ -108,6 +114,9 @@ func (c *Config) defaults() {
 	}
 	if c.PoolSize <= 0 {
 		c.PoolSize = 2
+	}
+	if c.IdleUnload == 0 {
+		c.IdleUnload = 10 * time.Second
 	}
 	if c.Debounce <= 0 {
 		c.Debounce = 100 * time.Millisecond
@@ -175,6 +184,7 @@ type Registry struct {
 	cache    wazero.CompilationCache
 	ownCache bool
 	cacheDir string // on-disk cache root, or ""
+	exeKey   string // the executable the embedded plugins are in (exeKey), or ""
 	wopts    wasmhost.Options
 
 	closed  atomic.Bool
@@ -195,6 +205,12 @@ type Registry struct {
 	tickWake chan struct{}
 
 	reloadMu sync.Mutex // serializes Reload: compile, canary, publish
+
+	// checkedMu guards newChecks: versions that passed their canary
+	// since the last prune, which records them in the cache's index.
+	checkedMu sync.Mutex
+	newChecks map[string]checkedVersion
+	canaries  atomic.Int64 // canaries run (compiles and checks at load or reload)
 
 	mu       sync.Mutex
 	plugins  map[string]*plugin
@@ -351,6 +367,49 @@ func (r *Registry) Close() error {
 	return nil
 }
 
+// Prepare compiles plugin name's current version in the background if
+// it is not compiled (see version.module): a session that attaches it
+// after another plugin then does not wait for the two compiles in turn.
+// If no session comes, it is unloaded again after Config.IdleUnload.
+func (r *Registry) Prepare(name string) {
+	if r.closed.Load() || r.pending[name] == nil {
+		return
+	}
+	go func() {
+		if !r.readyFor(name) {
+			return
+		}
+		v := r.current(name)
+		if v == nil {
+			return
+		}
+		v.createMu.Lock()
+		_, err := v.module()
+		v.createMu.Unlock()
+		if err == nil {
+			v.idle()
+		}
+	}()
+}
+
+// unloads says whether versions no session uses are unloaded: only when
+// an on-disk cache gives their compiled code back.
+func (r *Registry) unloads() bool { return r.cacheDir != "" && r.cfg.IdleUnload >= 0 }
+
+// checked notes that v passed its canary, for the next prune to record
+// in the cache's index (see prepare).
+func (r *Registry) checked(v *version) {
+	if r.cacheDir == "" {
+		return
+	}
+	r.checkedMu.Lock()
+	if r.newChecks == nil {
+		r.newChecks = map[string]checkedVersion{}
+	}
+	r.newChecks[checkedKey(v.sha, v.opts, v.config)] = checkedVersion{HasState: v.hasState, At: time.Now()}
+	r.checkedMu.Unlock()
+}
+
 // wake makes the tick goroutine look at the instances again.
 // giveBack returns the memory of closed instances to the operating system
 // soon (at most twice a second): a closed instance's linear memory (up to
@@ -360,6 +419,11 @@ func (r *Registry) giveBack() {
 		return
 	}
 	time.AfterFunc(500*time.Millisecond, func() {
+		debug.FreeOSMemory()
+		// A closed module's machine code is unmapped by a finalizer,
+		// which runs after that collection; what only it still held goes
+		// with the next.
+		time.Sleep(50 * time.Millisecond)
 		debug.FreeOSMemory()
 		r.freeing.Store(false)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -11,15 +12,23 @@ import (
 	"github.com/termhost/termhost/sdk/abi"
 )
 
-// version is one compiled plugin version and its instances.
+// version is one plugin version and its instances. Its compiled module
+// is there while it has instances; with an on-disk compilation cache it
+// is closed once no session has used it for Config.IdleUnload (and right
+// after the initial load's check), and compiled again from the cache by
+// the next session (see acquire and unloadIdle).
 type version struct {
 	r      *Registry
 	p      *plugin // set when published
 	src    *source
 	man    abi.Manifest
 	sha    string
-	mod    *wasmhost.Module
+	opts   wasmhost.Options // how it compiles (guarded or not)
 	config []byte
+	// data are the bytes of a version from the plugin directory, kept:
+	// the file may have changed since they were checked. An embedded
+	// version reads its bytes from the binary again.
+	data []byte
 	// trusted: first-party, or pinned by the user (see trust.go); only
 	// then are its host calls answered.
 	trusted bool
@@ -29,7 +38,11 @@ type version struct {
 
 	createMu sync.Mutex // serializes instance creation
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// mod is the compiled module, nil while unloaded. Set and cleared
+	// with createMu held too, so instance creation sees it steady.
+	mod      *wasmhost.Module
+	unload   *time.Timer // pending unloadIdle, while no session uses v
 	insts    []*instance // live instances
 	sessions int
 	retired  bool
@@ -138,6 +151,10 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		v.mu.Unlock()
 		return nil, false, errRetired
 	}
+	if v.unload != nil {
+		v.unload.Stop()
+		v.unload = nil
+	}
 	now := v.r.cfg.Now()
 	backingOff := now.Before(v.until)
 	if !v.man.PerSession() {
@@ -168,8 +185,19 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		return nil, false, err
 	}
 	v.mu.Unlock()
+	defer func() {
+		if err != nil {
+			v.mu.Lock()
+			v.idleLocked()
+			v.mu.Unlock()
+		}
+	}()
 
-	wi, err := v.mod.Instantiate(context.Background(), v.config)
+	mod, err := v.module()
+	if err != nil {
+		return nil, false, err
+	}
+	wi, err := mod.Instantiate(context.Background(), v.config)
 	if err != nil {
 		var te *wasmhost.TrapError
 		if errors.As(err, &te) {
@@ -198,6 +226,95 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 	return in, true, nil
 }
 
+// module returns v's compiled module, compiling it again if it was
+// unloaded: from the on-disk cache, which keeps its machine code, this
+// costs decoding and validating the module (tens of milliseconds), not a
+// compile. The bytes compiled must be those checked when v was loaded
+// (pins, canary): their sha256 is compared. Called with createMu held.
+func (v *version) module() (*wasmhost.Module, error) {
+	v.mu.Lock()
+	m, closed := v.mod, v.closed || v.retired
+	v.mu.Unlock()
+	if closed {
+		return nil, errRetired
+	}
+	if m != nil {
+		return m, nil
+	}
+	start := time.Now()
+	data := v.data
+	if data == nil {
+		if v.src.embedded == "" {
+			return nil, fmt.Errorf("plugin %s %s: its bytes are gone", v.man.Name, v.man.Version)
+		}
+		var err error
+		if data, err = fs.ReadFile(v.r.cfg.Embedded, v.src.embedded); err != nil {
+			return nil, fmt.Errorf("plugin %s %s: read: %w", v.man.Name, v.man.Version, err)
+		}
+	}
+	m, err := wasmhost.Compile(context.Background(), data, v.opts)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s %s: compile: %w", v.man.Name, v.man.Version, err)
+	}
+	if m.SHA256 != v.sha {
+		m.Close(context.Background())
+		return nil, fmt.Errorf("plugin %s %s: its bytes changed since they were checked (sha256 %s, checked %s)",
+			v.man.Name, v.man.Version, short(m.SHA256), short(v.sha))
+	}
+	v.mu.Lock()
+	if v.closed || v.retired {
+		v.mu.Unlock()
+		m.Close(context.Background())
+		return nil, errRetired
+	}
+	v.mod = m
+	v.mu.Unlock()
+	v.r.log.Debug("plugin compiled for a session", "plugin", v.man.Name, "version", v.man.Version, "took", time.Since(start))
+	return m, nil
+}
+
+// idleLocked schedules unloadIdle once v has no session, if unloading is
+// on (an on-disk cache gives the compiled code back). Called with v.mu
+// held.
+func (v *version) idleLocked() {
+	d := v.r.cfg.IdleUnload
+	if v.sessions > 0 || v.mod == nil || v.closed || v.unload != nil || !v.r.unloads() {
+		return
+	}
+	v.unload = time.AfterFunc(d, v.unloadIdle)
+}
+
+// idle schedules unloadIdle if no session uses v.
+func (v *version) idle() {
+	v.mu.Lock()
+	v.idleLocked()
+	v.mu.Unlock()
+}
+
+// unloadIdle closes v's idle instances and its compiled module if no
+// session uses it: they are most of what a plugin costs (its machine code
+// is mapped, not in the Go heap; its decoded module is), and the next
+// session compiles it again from the cache.
+func (v *version) unloadIdle() {
+	v.createMu.Lock()
+	defer v.createMu.Unlock()
+	v.mu.Lock()
+	v.unload = nil
+	if v.closed || v.sessions > 0 || v.mod == nil {
+		v.mu.Unlock()
+		return
+	}
+	insts, mod := v.insts, v.mod
+	v.insts, v.mod = nil, nil
+	v.mu.Unlock()
+	for _, in := range insts {
+		in.close()
+	}
+	mod.Close(context.Background())
+	v.r.log.Debug("plugin unloaded: no session uses it", "plugin", v.man.Name, "version", v.man.Version)
+	v.r.giveBack()
+}
+
 // idleMemKeep is the most linear memory an idle pooled instance keeps.
 const idleMemKeep = 16 << 20
 
@@ -215,6 +332,9 @@ func (v *version) release(in *instance) {
 	closeInst := in.load == 0 && (v.man.PerSession() || len(v.insts) > v.r.cfg.PoolSize ||
 		in.wi.MemSize() > idleMemKeep) && v.removeLocked(in)
 	closeNow := v.retired && v.sessions == 0 && !v.closed
+	if v.sessions == 0 && !closeNow {
+		v.idleLocked()
+	}
 	v.mu.Unlock()
 	if closeInst {
 		in.close()
@@ -276,11 +396,19 @@ func (v *version) close() {
 	v.closed = true
 	insts := v.insts
 	v.insts = nil
+	mod := v.mod
+	v.mod = nil
+	if v.unload != nil {
+		v.unload.Stop()
+		v.unload = nil
+	}
 	v.mu.Unlock()
 	for _, in := range insts {
 		in.close()
 	}
-	v.mod.Close(context.Background())
+	if mod != nil {
+		mod.Close(context.Background())
+	}
 	v.r.mu.Lock()
 	delete(v.r.versions, v)
 	v.r.mu.Unlock()

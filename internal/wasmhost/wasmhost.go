@@ -30,8 +30,16 @@ import (
 // Options tune compilation and instances. The zero value is usable.
 type Options struct {
 	// Cache, when set, keeps compiled machine code (e.g. on disk) so a later
-	// Compile of the same bytes is fast.
+	// Compile of the same bytes is fast. It is shared by the modules
+	// compiled with it, and outlives them.
 	Cache wazero.CompilationCache
+	// CacheDir, when set (and Cache is not), keeps compiled machine code
+	// on disk, in a wazero compilation cache of the module's own, closed
+	// with it. Closing a module then frees all its code at once: wazero's
+	// engine, which a shared Cache keeps alive, still references a closed
+	// module's machine code (and decoded module) from a slot of its list
+	// of modules until a later compile overwrites it (wazero 1.12).
+	CacheDir string
 	// MemoryLimitMiB caps each instance's linear memory. Default 64.
 	MemoryLimitMiB uint32
 	// CallTimeout aborts (and poisons) an instance whose call runs longer.
@@ -112,6 +120,7 @@ type Module struct {
 	opts     Options
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
+	ownCache wazero.CompilationCache // from Options.CacheDir, or nil
 	hasState bool
 
 	mu        sync.Mutex
@@ -148,12 +157,22 @@ func Compile(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(opts.MemoryLimitMiB * 16).
 		WithCloseOnContextDone(opts.Guard)
-	if opts.Cache != nil {
+	var own wazero.CompilationCache
+	switch {
+	case opts.Cache != nil:
 		cfg = cfg.WithCompilationCache(opts.Cache)
+	case opts.CacheDir != "":
+		if own, err = wazero.NewCompilationCacheWithDir(opts.CacheDir); err != nil {
+			return nil, fmt.Errorf("compilation cache: %w", err)
+		}
+		cfg = cfg.WithCompilationCache(own)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	fail := func(err error) (*Module, error) {
 		rt.Close(ctx)
+		if own != nil {
+			own.Close(ctx)
+		}
 		return nil, err
 	}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -178,9 +197,11 @@ func Compile(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 	for _, want := range requiredExports {
 		f, ok := exports[want.name]
 		if !ok {
+			compiled.Close(ctx)
 			return fail(fmt.Errorf("plugin %s: missing export %q (ABI v%d)", man.Name, want.name, abi.Version))
 		}
 		if !sameTypes(f.ParamTypes(), want.params) || !sameTypes(f.ResultTypes(), want.results) {
+			compiled.Close(ctx)
 			return fail(fmt.Errorf("plugin %s: export %q has the wrong signature", man.Name, want.name))
 		}
 	}
@@ -194,6 +215,7 @@ func Compile(ctx context.Context, wasm []byte, opts Options) (*Module, error) {
 		opts:      opts,
 		rt:        rt,
 		compiled:  compiled,
+		ownCache:  own,
 		hasState:  hasExp && hasImp,
 		instances: make(map[*Instance]struct{}),
 	}
@@ -204,7 +226,14 @@ func sameTypes(a, b []api.ValueType) bool {
 	return bytes.Equal(a, b)
 }
 
-// Close closes every instance and frees the compiled code.
+// HasState says whether the plugin exports state_export/state_import.
+func (m *Module) HasState() bool { return m.hasState }
+
+// Close closes every instance and frees the compiled code. The compiled
+// module is closed as well as the runtime: with a compilation cache
+// (Options.Cache) wazero's engine outlives the runtime, and it keeps a
+// compiled module (its machine code and the decoded module) until that
+// module is closed.
 func (m *Module) Close(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closed {
@@ -218,7 +247,12 @@ func (m *Module) Close(ctx context.Context) error {
 		close(stop)
 		<-done
 	}
-	return m.rt.Close(ctx)
+	err := m.rt.Close(ctx)
+	m.compiled.Close(ctx)
+	if m.ownCache != nil {
+		m.ownCache.Close(ctx)
+	}
+	return err
 }
 
 // Instances reports how many live instances the module has.
