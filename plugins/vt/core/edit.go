@@ -108,6 +108,104 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 	return i
 }
 
+// printUTF8 prints the run of complete, valid UTF-8 characters starting at
+// b[i] (a lead byte) and returns the index after it: the fast path for
+// text that is not plain ASCII (CJK, box drawing, accented letters), which
+// otherwise costs a call per byte and one per character, dear under
+// WebAssembly. It stops at ASCII (printASCII's eight-byte stores are
+// faster than taking it here) and leaves the rest to utf8Byte and print:
+// a sequence cut by the end of b or invalid; it hands print a combining
+// mark or a wide character at the last column, and does nothing in insert
+// mode or with a charset other than ASCII.
+func (t *Terminal) printUTF8(b []byte, i int) int {
+	if t.insert || t.ss != 0 || t.charsets[t.gl&3] != 'B' {
+		return i
+	}
+	for i < len(b) {
+		c := b[i]
+		var r rune
+		var n int
+		switch {
+		case c < 0xC2:
+			return i
+		case c < 0xE0:
+			if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
+			n = 2
+		case c < 0xF0:
+			if i+2 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x0F)<<12 | rune(b[i+1]&0x3F)<<6 | rune(b[i+2]&0x3F)
+			if r < 0x800 || r >= 0xD800 && r <= 0xDFFF {
+				return i
+			}
+			n = 3
+		case c <= 0xF4:
+			if i+3 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 || b[i+3]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x07)<<18 | rune(b[i+1]&0x3F)<<12 | rune(b[i+2]&0x3F)<<6 | rune(b[i+3]&0x3F)
+			if r < 0x10000 || r > 0x10FFFF {
+				return i
+			}
+			n = 4
+		default:
+			return i
+		}
+		if n > 1 {
+			// What utf8Byte leaves behind (the state is marshalled).
+			t.p.ucp, t.p.ulen = r, uint8(n)
+		}
+		w := 1
+		if r >= 0x300 {
+			if r < 1<<16 {
+				w = int(bmpWidths[r>>2] >> ((r & 3) * 2) & 3)
+			} else {
+				w = runeWidth(r)
+			}
+		}
+		if w == 0 || w == 2 && (t.cols < 2 || !t.wrapNext && t.x == t.cols-1) {
+			t.print(r)
+			i += n
+			continue
+		}
+		t.lastChar = r
+		if t.wrapNext {
+			t.wrapLine()
+		}
+		l := t.cur.line(t.y)
+		l.fast = false
+		cells := l.cells
+		x := t.x
+		l.touch(x + w)
+		// fixWide, inline.
+		if x > 0 && cells[x].flags()&cellSpacer != 0 {
+			cells[x-1] = mkCell(0, cells[x-1].style(), 0)
+		}
+		if e := x + w; e < len(cells) && cells[e-1].flags()&cellWide != 0 {
+			cells[e] = mkCell(0, cells[e].style(), 0)
+		}
+		if w == 2 {
+			cells[x] = mkCell(uint32(r), t.penIdx, cellWide)
+			cells[x+1] = mkCell(0, t.penIdx, cellSpacer)
+		} else {
+			cells[x] = mkCell(uint32(r), t.penIdx, 0)
+		}
+		x += w
+		if x >= t.cols {
+			t.x = t.cols - 1
+			t.wrapNext = t.autowrap
+		} else {
+			t.x = x
+		}
+		i += n
+	}
+	return i
+}
+
 // storeASCII stores the leading printable ASCII of src as default-style
 // cells in dst and bytes in text (both len(src) long) and returns how many.
 //

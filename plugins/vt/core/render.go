@@ -115,22 +115,23 @@ func (t *Terminal) compact() {
 	}
 	mark(&t.blank)
 	t.styles = newStyles
-	t.styleIdx = make(map[style]uint16, len(newStyles))
-	for i, s := range newStyles {
-		t.styleIdx[s] = uint16(i)
-	}
+	t.rebuildStyleSlots()
 	t.graphemes = newGraph
 	t.graphIdx = make(map[string]uint32, len(newGraph))
 	for i, g := range newGraph {
 		t.graphIdx[g] = uint32(i)
 	}
 	// Re-intern the pen (it may not be on screen yet).
-	if i, ok := t.styleIdx[t.pen]; ok {
+	pen := t.pen
+	if pen.attrs&Underline == 0 {
+		pen.ulStyle = 0
+	}
+	if i, ok := t.styleLookup(pen, styleHash32(pen)); ok {
 		t.penIdx = i
 	} else if len(t.styles) < t.tableCap() {
 		t.penIdx = uint16(len(t.styles))
-		t.styles = append(t.styles, t.pen)
-		t.styleIdx[t.pen] = t.penIdx
+		t.styles = append(t.styles, pen)
+		t.styleInsert(t.penIdx, styleHash32(pen))
 	} else {
 		t.penIdx = 0
 	}
