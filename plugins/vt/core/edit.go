@@ -55,13 +55,7 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 			n = storeASCII(dst, l.text[x:x+len(src)], src)
 		} else {
 			l.fast = false
-			for k, c := range src {
-				if c-0x20 >= 0x5f {
-					n = k
-					break
-				}
-				dst[k] = st | cell(c)
-			}
+			n = storeASCIIStyled(dst, src, st)
 		}
 		// The right half of a wide character we overwrote the left of.
 		if e := x + n; e < len(l.cells) && l.cells[e].flags()&cellSpacer != 0 {
@@ -255,6 +249,44 @@ func storeASCII(dst []cell, text, src []byte) int {
 		}
 		dst[k] = cell(c)
 		text[k] = c
+	}
+	return k
+}
+
+// storeASCIIStyled is storeASCII for a row that is not plain: cells
+// st|byte, no text mirror, eight bytes at a time.
+func storeASCIIStyled(dst []cell, src []byte, st cell) int {
+	dst = dst[:len(src)]
+	k := 0
+	for ; k+8 <= len(src); k += 8 {
+		x := binary.LittleEndian.Uint64(src[k : k+8 : k+8])
+		d := dst[k : k+8 : k+8]
+		if bad := swarNonPrintable(x); bad != 0 {
+			g := uint(bits.TrailingZeros64(bad)) >> 3
+			d[0] = pick(g > 0, st|cell(x&0xff), d[0])
+			d[1] = pick(g > 1, st|cell(x>>8&0xff), d[1])
+			d[2] = pick(g > 2, st|cell(x>>16&0xff), d[2])
+			d[3] = pick(g > 3, st|cell(x>>24&0xff), d[3])
+			d[4] = pick(g > 4, st|cell(x>>32&0xff), d[4])
+			d[5] = pick(g > 5, st|cell(x>>40&0xff), d[5])
+			d[6] = pick(g > 6, st|cell(x>>48&0xff), d[6])
+			return k + int(g)
+		}
+		d[0] = st | cell(x&0xff)
+		d[1] = st | cell(x>>8&0xff)
+		d[2] = st | cell(x>>16&0xff)
+		d[3] = st | cell(x>>24&0xff)
+		d[4] = st | cell(x>>32&0xff)
+		d[5] = st | cell(x>>40&0xff)
+		d[6] = st | cell(x>>48&0xff)
+		d[7] = st | cell(x>>56)
+	}
+	for ; k < len(src); k++ {
+		c := src[k]
+		if c-0x20 >= 0x5f {
+			break
+		}
+		dst[k] = st | cell(c)
 	}
 	return k
 }

@@ -114,7 +114,9 @@ func (t *Terminal) compact() {
 		}
 	}
 	mark(&t.blank)
-	t.styles = newStyles
+	// Into the old table's array: it grows back to its size between
+	// compactions, and regrowing a fresh one would allocate ~16 times.
+	t.styles = append(t.styles[:0], newStyles...)
 	t.rebuildStyleSlots()
 	t.graphemes = newGraph
 	t.graphIdx = make(map[string]uint32, len(newGraph))

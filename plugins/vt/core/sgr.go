@@ -107,6 +107,9 @@ func (t *Terminal) sgr() {
 		}
 		i = j
 	}
+	if sameStyle(&s, &t.pen) && int(t.penIdx) < len(t.styles) && sameStyle(&t.styles[t.penIdx], &s) {
+		return // no change (e.g. a reset of what was not set)
+	}
 	t.setPen(s)
 }
 

@@ -59,7 +59,7 @@ func (t *Terminal) rebuildStyleSlots() {
 	for n < 2*(len(t.styles)+1) {
 		n <<= 1
 	}
-	if cap(t.styleSlots) >= n && len(t.styleSlots) <= 4*n {
+	if cap(t.styleSlots) >= n {
 		t.styleSlots = t.styleSlots[:n]
 		clear(t.styleSlots)
 	} else {

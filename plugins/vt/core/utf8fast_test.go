@@ -36,3 +36,39 @@ func TestUTF8FastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreASCIIStyled checks the eight-bytes-at-a-time styled store
+// against a byte by byte reference, as TestStoreASCII does the plain one.
+func TestStoreASCIIStyled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	st := mkCell(0, 9, 0)
+	for n := 0; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			for v := 0; v < 256; v++ {
+				src := make([]byte, n)
+				for i := range src {
+					src[i] = byte(0x20 + rng.IntN(0x5f))
+				}
+				src[pos] = byte(v)
+				dst := make([]cell, n)
+				for i := range dst {
+					dst[i] = mkCell(uint32('A'+i), 7, 0)
+				}
+				want := append([]cell(nil), dst...)
+				k := 0
+				for k < n && src[k]-0x20 < 0x5f {
+					want[k] = st | cell(src[k])
+					k++
+				}
+				if got := storeASCIIStyled(dst, src, st); got != k {
+					t.Fatalf("n=%d byte %#x at %d: stored %d, want %d", n, v, pos, got, k)
+				}
+				for i := range dst {
+					if dst[i] != want[i] {
+						t.Fatalf("n=%d byte %#x at %d: cell %d is %#x, want %#x", n, v, pos, i, dst[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
