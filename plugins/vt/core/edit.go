@@ -106,8 +106,8 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 // b[i] (a lead byte) and returns the index after it: the fast path for
 // text that is not plain ASCII (CJK, box drawing, accented letters), which
 // otherwise costs a call per byte and one per character, dear under
-// WebAssembly. It stops at ASCII (printASCII's eight-byte stores are
-// faster than taking it here) and leaves the rest to utf8Byte and print:
+// WebAssembly. It stops at a run of ASCII (printASCII's eight-byte stores
+// are faster than taking it here) and leaves the rest to utf8Byte and print:
 // a sequence cut by the end of b or invalid; it hands print a combining
 // mark or a wide character at the last column, and does nothing in insert
 // mode or with a charset other than ASCII.
@@ -118,8 +118,16 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 	for i < len(b) {
 		c := b[i]
 		var r rune
-		var n int
+		n := 1
 		switch {
+		case c < 0x80:
+			// A lone printable ASCII character between others (the
+			// space between two words) is taken here, on a row that is
+			// no longer plain; a longer run goes back to printASCII.
+			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f || t.cur.line(t.y).fast {
+				return i
+			}
+			r = rune(c)
 		case c < 0xC2:
 			return i
 		case c < 0xE0:
@@ -155,7 +163,7 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 		}
 		w := 1
 		if r >= 0x300 {
-			if r < 1<<16 {
+			if r < 1<<17 {
 				w = int(bmpWidths[r>>2] >> ((r & 3) * 2) & 3)
 			} else {
 				w = runeWidth(r)

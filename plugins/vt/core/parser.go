@@ -257,11 +257,19 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 	p.priv = priv
 	p.np, p.ntop = uint8(n), uint8(n)
 	p.st = psGround
-	if b[j] == 'm' && priv == 0 {
-		// SGR, the most frequent, without csiDispatch's checks.
-		t.lastChar = 0
-		t.sgr()
-		return j + 1
+	if priv == 0 {
+		// SGR and CUP, the most frequent, without csiDispatch's checks
+		// and search for the final byte.
+		switch b[j] {
+		case 'm':
+			t.lastChar = 0
+			t.sgr()
+			return j + 1
+		case 'H':
+			t.lastChar = 0
+			t.cup(p.arg(1, 1)-1, p.arg(0, 1)-1)
+			return j + 1
+		}
 	}
 	t.csiDispatch(b[j])
 	return j + 1
