@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -205,16 +204,6 @@ func (o *ours) feed(tb testing.TB, p []byte) {
 func (o *ours) close() {
 	o.in.Close()
 	o.m.Close(context.Background())
-}
-
-// threadCPU is the CPU time of the calling thread (0 where the platform
-// does not tell).
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkGhostty: the same bytes through our vt plugin and through
