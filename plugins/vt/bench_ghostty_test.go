@@ -39,6 +39,10 @@ func ghosttyPayloadSize() int {
 	return 16 << 20
 }
 
+// ghosttyCache keeps compiled code across the tests' and benchmarks'
+// runtimes: each wasm is compiled once per process.
+var ghosttyCache = wazero.NewCompilationCache()
+
 var ghosttyPayloads = sync.OnceValue(func() map[string][]byte { return core.GhosttyPayloads(ghosttyPayloadSize()) })
 
 // readGhostty returns the Ghostty blob, skipping the test when it is absent
@@ -71,7 +75,7 @@ func newGhostty(tb testing.TB, blob []byte, cols, rows, scrollback int) *ghostty
 	tb.Helper()
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithMemoryLimitPages(64*16).WithCloseOnContextDone(false))
+		WithMemoryLimitPages(64*16).WithCloseOnContextDone(false).WithCompilationCache(ghosttyCache))
 	mod, err := rt.Instantiate(ctx, blob)
 	if err != nil {
 		rt.Close(ctx)
@@ -178,7 +182,7 @@ func newOurs(tb testing.TB, opts string) *ours {
 		tb.Fatal(err)
 	}
 	ctx := context.Background()
-	m, err := wasmhost.Compile(ctx, wasm, wasmhost.Options{})
+	m, err := wasmhost.Compile(ctx, wasm, wasmhost.Options{Cache: ghosttyCache})
 	if err != nil {
 		tb.Fatal(err)
 	}
