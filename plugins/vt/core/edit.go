@@ -34,32 +34,43 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 		if t.wrapNext {
 			t.wrapLine()
 		}
-		l := t.cur.line(t.y)
-		x := t.x
-		dst := l.cells[x:]
-		src := b[i:]
-		if len(src) > len(dst) {
-			src = src[:len(dst)]
+		l := t.cur.lineRaw(t.y)
+		if l.lazy && t.penIdx != 0 {
+			l.materialize()
 		}
-		if x > 0 && dst[0].flags()&cellSpacer != 0 {
-			l.cells[x-1] = mkCell(0, l.cells[x-1].style(), 0)
+		x := t.x
+		src := b[i:]
+		if len(src) > len(l.cells)-x {
+			src = src[:len(l.cells)-x]
 		}
 		st := mkCell(0, t.penIdx, 0)
-		dst = dst[:len(src)] // lets the compiler drop bounds checks below
 		n := len(src)
-		if l.fast && t.penIdx == 0 {
-			// Keep the text mirror: blanks up to x, then the bytes.
+		if l.lazy {
+			// A plain row that keeps only its text (see line): blanks
+			// up to x, then the bytes; no cells (and no wide ones).
 			for k := l.used; k < x; k++ {
 				l.text[k] = ' '
 			}
-			n = storeASCII(dst, l.text[x:x+len(src)], src)
+			n = storeText(l.text[x:x+len(src)], src)
 		} else {
-			l.fast = false
-			n = storeASCIIStyled(dst, src, st)
-		}
-		// The right half of a wide character we overwrote the left of.
-		if e := x + n; e < len(l.cells) && l.cells[e].flags()&cellSpacer != 0 {
-			l.cells[e] = mkCell(0, l.cells[e].style(), 0)
+			dst := l.cells[x : x+len(src)]
+			if x > 0 && dst[0].flags()&cellSpacer != 0 {
+				l.cells[x-1] = mkCell(0, l.cells[x-1].style(), 0)
+			}
+			if l.fast && t.penIdx == 0 {
+				// Keep the text mirror: blanks up to x, then the bytes.
+				for k := l.used; k < x; k++ {
+					l.text[k] = ' '
+				}
+				n = storeASCII(dst, l.text[x:x+len(src)], src)
+			} else {
+				l.fast = false
+				n = storeASCIIStyled(dst, src, st)
+			}
+			// The right half of a wide character we overwrote the left of.
+			if e := x + n; e < len(l.cells) && l.cells[e].flags()&cellSpacer != 0 {
+				l.cells[e] = mkCell(0, l.cells[e].style(), 0)
+			}
 		}
 		l.touch(x + n)
 		t.lastChar = rune(src[n-1])
@@ -261,6 +272,31 @@ func storeASCII(dst []cell, text, src []byte) int {
 	return k
 }
 
+// storeText is storeASCII for a lazy row: the bytes only.
+func storeText(text, src []byte) int {
+	text = text[:len(src)]
+	k := 0
+	for ; k+8 <= len(src); k += 8 {
+		x := binary.LittleEndian.Uint64(src[k : k+8 : k+8])
+		tx := text[k : k+8 : k+8]
+		if bad := swarNonPrintable(x); bad != 0 {
+			g := uint(bits.TrailingZeros64(bad)) >> 3
+			mask := uint64(1)<<(8*g) - 1
+			binary.LittleEndian.PutUint64(tx, binary.LittleEndian.Uint64(tx)&^mask|x&mask)
+			return k + int(g)
+		}
+		binary.LittleEndian.PutUint64(tx, x)
+	}
+	for ; k < len(src); k++ {
+		c := src[k]
+		if c-0x20 >= 0x5f {
+			break
+		}
+		text[k] = c
+	}
+	return k
+}
+
 // storeASCIIStyled is storeASCII for a row that is not plain: cells
 // st|byte, no text mirror, eight bytes at a time.
 func storeASCIIStyled(dst []cell, src []byte, st cell) int {
@@ -334,7 +370,7 @@ func (t *Terminal) fixWide(cells []cell, from, to int) {
 // wrapLine moves to the start of the next line, marking the current one as
 // soft-wrapped.
 func (t *Terminal) wrapLine() {
-	t.cur.line(t.y).wrapped = true
+	t.cur.lineRaw(t.y).wrapped = true
 	t.wrapNext = false
 	t.x = 0
 	t.index()

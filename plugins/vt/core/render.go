@@ -107,6 +107,9 @@ func (t *Terminal) compact() {
 	}
 	for _, s := range []*screen{t.main, t.alt} {
 		for i := range s.lines {
+			if s.lines[i].lazy {
+				s.lines[i].materialize()
+			}
 			cs := s.lines[i].cells
 			for j := range cs {
 				mark(&cs[j])

@@ -96,6 +96,9 @@ type Terminal struct {
 	noCompact bool
 	// reflowCells is the size of the screen a reflow is building.
 	reflowCells int
+	// eagerRows keeps every row's cells up to date (no lazy rows, see
+	// line): the reference the tests compare lazy rows with.
+	eagerRows bool
 	// newEntries counts the style and grapheme entries asked for since the
 	// last compaction (see mayCompact).
 	newEntries int
