@@ -85,6 +85,8 @@ bench: build
 	@echo "the VT emulator: native, in wazero (guarded, unguarded), and tmux on the same payloads:"
 	$(GO) test -run '^$$' -bench 'Write$$|Render' -benchmem -benchtime $(BENCHTIME) ./plugins/vt/core/
 	$(GO) test -run '^$$' -bench 'Screen' -benchtime 10x ./plugins/vt/
+	@echo "the VT emulator against Ghostty's core (libghostty-vt from ../shared/testdata/ghostty-vt, never shipped) in wazero, the same 16 MiB payloads, alternating (skipped if the blob is absent):"
+	$(GO) test -run '^$$' -bench 'Ghostty' -benchtime 2x -count 3 ./plugins/vt/
 	$(GO) test -run '^$$' -bench 'TUILatency' -benchtime 500x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'CatThroughput' -benchtime 3x -timeout 30m ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'PTYSessionMemory' -benchtime 1x ./cmd/termhost/

@@ -25,7 +25,11 @@ func BenchmarkScreen(b *testing.B) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	wasm, err := os.ReadFile("vt.wasm")
+	path := os.Getenv("VT_WASM") // another build, for before and after
+	if path == "" {
+		path = "vt.wasm"
+	}
+	wasm, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}

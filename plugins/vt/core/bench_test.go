@@ -51,3 +51,25 @@ func BenchmarkRender(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteGhostty: the three payloads of the comparison with
+// Ghostty's core (plugins/vt BenchmarkGhostty), 4 MiB each, natively, in
+// 32 KiB writes with the default scrollback.
+func BenchmarkWriteGhostty(b *testing.B) {
+	payloads := GhosttyPayloads(4 << 20)
+	for _, name := range []string{"plain", "sgr_cjk", "redraw"} {
+		data := payloads[name]
+		b.Run(name, func(b *testing.B) {
+			term := New(Options{Cols: 80, Rows: 24})
+			term.Write(data)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for off := 0; off < len(data); off += 32 << 10 {
+					term.Write(data[off:min(off+32<<10, len(data))])
+				}
+			}
+		})
+	}
+}

@@ -34,38 +34,43 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 		if t.wrapNext {
 			t.wrapLine()
 		}
-		l := t.cur.line(t.y)
-		x := t.x
-		dst := l.cells[x:]
-		src := b[i:]
-		if len(src) > len(dst) {
-			src = src[:len(dst)]
+		l := t.cur.lineRaw(t.y)
+		if l.lazy && t.penIdx != 0 {
+			l.materialize()
 		}
-		if x > 0 && dst[0].flags()&cellSpacer != 0 {
-			l.cells[x-1] = mkCell(0, l.cells[x-1].style(), 0)
+		x := t.x
+		src := b[i:]
+		if len(src) > len(l.cells)-x {
+			src = src[:len(l.cells)-x]
 		}
 		st := mkCell(0, t.penIdx, 0)
-		dst = dst[:len(src)] // lets the compiler drop bounds checks below
-		n := len(src)
-		if l.fast && t.penIdx == 0 {
-			// Keep the text mirror: blanks up to x, then the bytes.
+		var n int
+		if l.lazy {
+			// A plain row that keeps only its text (see line): blanks
+			// up to x, then the bytes; no cells (and no wide ones).
 			for k := l.used; k < x; k++ {
 				l.text[k] = ' '
 			}
-			n = storeASCII(dst, l.text[x:x+len(src)], src)
+			n = storeText(l.text[x:x+len(src)], src)
 		} else {
-			l.fast = false
-			for k, c := range src {
-				if c-0x20 >= 0x5f {
-					n = k
-					break
-				}
-				dst[k] = st | cell(c)
+			dst := l.cells[x : x+len(src)]
+			if x > 0 && dst[0].flags()&cellSpacer != 0 {
+				l.cells[x-1] = mkCell(0, l.cells[x-1].style(), 0)
 			}
-		}
-		// The right half of a wide character we overwrote the left of.
-		if e := x + n; e < len(l.cells) && l.cells[e].flags()&cellSpacer != 0 {
-			l.cells[e] = mkCell(0, l.cells[e].style(), 0)
+			if l.fast && t.penIdx == 0 {
+				// Keep the text mirror: blanks up to x, then the bytes.
+				for k := l.used; k < x; k++ {
+					l.text[k] = ' '
+				}
+				n = storeASCII(dst, l.text[x:x+len(src)], src)
+			} else {
+				l.fast = false
+				n = storeASCIIStyled(dst, src, st)
+			}
+			// The right half of a wide character we overwrote the left of.
+			if e := x + n; e < len(l.cells) && l.cells[e].flags()&cellSpacer != 0 {
+				l.cells[e] = mkCell(0, l.cells[e].style(), 0)
+			}
 		}
 		l.touch(x + n)
 		t.lastChar = rune(src[n-1])
@@ -104,6 +109,112 @@ func (t *Terminal) printASCII(b []byte, i int) int {
 			}
 			return i
 		}
+	}
+	return i
+}
+
+// printUTF8 prints the run of complete, valid UTF-8 characters starting at
+// b[i] (a lead byte) and returns the index after it: the fast path for
+// text that is not plain ASCII (CJK, box drawing, accented letters), which
+// otherwise costs a call per byte and one per character, dear under
+// WebAssembly. It stops at a run of ASCII (printASCII's eight-byte stores
+// are faster than taking it here) and leaves the rest to utf8Byte and print:
+// a sequence cut by the end of b or invalid; it hands print a combining
+// mark or a wide character at the last column, and does nothing in insert
+// mode or with a charset other than ASCII.
+func (t *Terminal) printUTF8(b []byte, i int) int {
+	if t.insert || t.ss != 0 || t.charsets[t.gl&3] != 'B' {
+		return i
+	}
+	for i < len(b) {
+		c := b[i]
+		var r rune
+		n := 1
+		switch {
+		case c < 0x80:
+			// A lone printable ASCII character between others (the
+			// space between two words) is taken here, on a row that is
+			// no longer plain; a longer run goes back to printASCII.
+			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f || t.cur.line(t.y).fast {
+				return i
+			}
+			r = rune(c)
+		case c < 0xC2:
+			return i
+		case c < 0xE0:
+			if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
+			n = 2
+		case c < 0xF0:
+			if i+2 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x0F)<<12 | rune(b[i+1]&0x3F)<<6 | rune(b[i+2]&0x3F)
+			if r < 0x800 || r >= 0xD800 && r <= 0xDFFF {
+				return i
+			}
+			n = 3
+		case c <= 0xF4:
+			if i+3 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 || b[i+3]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x07)<<18 | rune(b[i+1]&0x3F)<<12 | rune(b[i+2]&0x3F)<<6 | rune(b[i+3]&0x3F)
+			if r < 0x10000 || r > 0x10FFFF {
+				return i
+			}
+			n = 4
+		default:
+			return i
+		}
+		if n > 1 {
+			// What utf8Byte leaves behind (the state is marshalled).
+			t.p.ucp, t.p.ulen = r, uint8(n)
+		}
+		w := 1
+		if r >= 0x300 {
+			if r < 1<<17 {
+				w = int(bmpWidths[r>>2] >> ((r & 3) * 2) & 3)
+			} else {
+				w = runeWidth(r)
+			}
+		}
+		if w == 0 || w == 2 && (t.cols < 2 || !t.wrapNext && t.x == t.cols-1) {
+			t.print(r)
+			i += n
+			continue
+		}
+		t.lastChar = r
+		if t.wrapNext {
+			t.wrapLine()
+		}
+		l := t.cur.line(t.y)
+		l.fast = false
+		cells := l.cells
+		x := t.x
+		l.touch(x + w)
+		// fixWide, inline.
+		if x > 0 && cells[x].flags()&cellSpacer != 0 {
+			cells[x-1] = mkCell(0, cells[x-1].style(), 0)
+		}
+		if e := x + w; e < len(cells) && cells[e-1].flags()&cellWide != 0 {
+			cells[e] = mkCell(0, cells[e].style(), 0)
+		}
+		if w == 2 {
+			cells[x] = mkCell(uint32(r), t.penIdx, cellWide)
+			cells[x+1] = mkCell(0, t.penIdx, cellSpacer)
+		} else {
+			cells[x] = mkCell(uint32(r), t.penIdx, 0)
+		}
+		x += w
+		if x >= t.cols {
+			t.x = t.cols - 1
+			t.wrapNext = t.autowrap
+		} else {
+			t.x = x
+		}
+		i += n
 	}
 	return i
 }
@@ -161,6 +272,69 @@ func storeASCII(dst []cell, text, src []byte) int {
 	return k
 }
 
+// storeText is storeASCII for a lazy row: the bytes only.
+func storeText(text, src []byte) int {
+	text = text[:len(src)]
+	k := 0
+	for ; k+8 <= len(src); k += 8 {
+		x := binary.LittleEndian.Uint64(src[k : k+8 : k+8])
+		tx := text[k : k+8 : k+8]
+		if bad := swarNonPrintable(x); bad != 0 {
+			g := uint(bits.TrailingZeros64(bad)) >> 3
+			mask := uint64(1)<<(8*g) - 1
+			binary.LittleEndian.PutUint64(tx, binary.LittleEndian.Uint64(tx)&^mask|x&mask)
+			return k + int(g)
+		}
+		binary.LittleEndian.PutUint64(tx, x)
+	}
+	for ; k < len(src); k++ {
+		c := src[k]
+		if c-0x20 >= 0x5f {
+			break
+		}
+		text[k] = c
+	}
+	return k
+}
+
+// storeASCIIStyled is storeASCII for a row that is not plain: cells
+// st|byte, no text mirror, eight bytes at a time.
+func storeASCIIStyled(dst []cell, src []byte, st cell) int {
+	dst = dst[:len(src)]
+	k := 0
+	for ; k+8 <= len(src); k += 8 {
+		x := binary.LittleEndian.Uint64(src[k : k+8 : k+8])
+		d := dst[k : k+8 : k+8]
+		if bad := swarNonPrintable(x); bad != 0 {
+			g := uint(bits.TrailingZeros64(bad)) >> 3
+			d[0] = pick(g > 0, st|cell(x&0xff), d[0])
+			d[1] = pick(g > 1, st|cell(x>>8&0xff), d[1])
+			d[2] = pick(g > 2, st|cell(x>>16&0xff), d[2])
+			d[3] = pick(g > 3, st|cell(x>>24&0xff), d[3])
+			d[4] = pick(g > 4, st|cell(x>>32&0xff), d[4])
+			d[5] = pick(g > 5, st|cell(x>>40&0xff), d[5])
+			d[6] = pick(g > 6, st|cell(x>>48&0xff), d[6])
+			return k + int(g)
+		}
+		d[0] = st | cell(x&0xff)
+		d[1] = st | cell(x>>8&0xff)
+		d[2] = st | cell(x>>16&0xff)
+		d[3] = st | cell(x>>24&0xff)
+		d[4] = st | cell(x>>32&0xff)
+		d[5] = st | cell(x>>40&0xff)
+		d[6] = st | cell(x>>48&0xff)
+		d[7] = st | cell(x>>56)
+	}
+	for ; k < len(src); k++ {
+		c := src[k]
+		if c-0x20 >= 0x5f {
+			break
+		}
+		dst[k] = st | cell(c)
+	}
+	return k
+}
+
 // swarNonPrintable returns, for the eight bytes of x, 0x80 in each byte
 // that is not printable ASCII (outside 0x20..0x7e) at or before the first
 // such byte; bytes after the first may be marked wrongly, so only "zero"
@@ -196,7 +370,7 @@ func (t *Terminal) fixWide(cells []cell, from, to int) {
 // wrapLine moves to the start of the next line, marking the current one as
 // soft-wrapped.
 func (t *Terminal) wrapLine() {
-	t.cur.line(t.y).wrapped = true
+	t.cur.lineRaw(t.y).wrapped = true
 	t.wrapNext = false
 	t.x = 0
 	t.index()

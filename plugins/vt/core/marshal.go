@@ -221,11 +221,10 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 		return d.err
 	}
 	n.styles = make([]style, ns)
-	n.styleIdx = make(map[style]uint16, ns)
 	for i := range n.styles {
 		n.styles[i] = d.style()
-		n.styleIdx[n.styles[i]] = uint16(i)
 	}
+	n.rebuildStyleSlots()
 	if n.styles[0] != (style{}) {
 		d.fail("style 0 is not the default")
 	}

@@ -178,7 +178,12 @@ func (t *Terminal) Write(b []byte) {
 					i++
 					continue
 				}
-				if c < 0x80 {
+				if c >= 0xC2 {
+					if n := t.printUTF8(b, i); n != i {
+						i = n
+						continue
+					}
+				} else if c < 0x80 {
 					if c == 0x1B {
 						if n := t.csiFast(b, i); n > 0 {
 							i = n
@@ -252,6 +257,20 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 	p.priv = priv
 	p.np, p.ntop = uint8(n), uint8(n)
 	p.st = psGround
+	if priv == 0 {
+		// SGR and CUP, the most frequent, without csiDispatch's checks
+		// and search for the final byte.
+		switch b[j] {
+		case 'm':
+			t.lastChar = 0
+			t.sgr()
+			return j + 1
+		case 'H':
+			t.lastChar = 0
+			t.cup(p.arg(1, 1)-1, p.arg(0, 1)-1)
+			return j + 1
+		}
+	}
 	t.csiDispatch(b[j])
 	return j + 1
 }

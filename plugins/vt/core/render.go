@@ -107,6 +107,9 @@ func (t *Terminal) compact() {
 	}
 	for _, s := range []*screen{t.main, t.alt} {
 		for i := range s.lines {
+			if s.lines[i].lazy {
+				s.lines[i].materialize()
+			}
 			cs := s.lines[i].cells
 			for j := range cs {
 				mark(&cs[j])
@@ -114,23 +117,26 @@ func (t *Terminal) compact() {
 		}
 	}
 	mark(&t.blank)
-	t.styles = newStyles
-	t.styleIdx = make(map[style]uint16, len(newStyles))
-	for i, s := range newStyles {
-		t.styleIdx[s] = uint16(i)
-	}
+	// Into the old table's array: it grows back to its size between
+	// compactions, and regrowing a fresh one would allocate ~16 times.
+	t.styles = append(t.styles[:0], newStyles...)
+	t.rebuildStyleSlots()
 	t.graphemes = newGraph
 	t.graphIdx = make(map[string]uint32, len(newGraph))
 	for i, g := range newGraph {
 		t.graphIdx[g] = uint32(i)
 	}
 	// Re-intern the pen (it may not be on screen yet).
-	if i, ok := t.styleIdx[t.pen]; ok {
+	pen := t.pen
+	if pen.attrs&Underline == 0 {
+		pen.ulStyle = 0
+	}
+	if i, ok := t.styleLookup(pen, styleHash32(pen)); ok {
 		t.penIdx = i
 	} else if len(t.styles) < t.tableCap() {
 		t.penIdx = uint16(len(t.styles))
-		t.styles = append(t.styles, t.pen)
-		t.styleIdx[t.pen] = t.penIdx
+		t.styles = append(t.styles, pen)
+		t.styleInsert(t.penIdx, styleHash32(pen))
 	} else {
 		t.penIdx = 0
 	}

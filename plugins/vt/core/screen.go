@@ -13,20 +13,49 @@ package core
 // keeps the mirror up to date for one extra byte store, and pushing the row
 // into the scrollback is then a copy instead of a walk over the cells. Any
 // other change to the row clears fast.
+//
+// lazy says the cells are not kept up to date: a plain row (fast) that
+// scrolled in at the bottom holds its text only, cell k being
+// cell(text[k]) below used and the zero cell from there, while cells
+// [0, dirty) still hold what the row showed before. Printing plain text
+// on such a row stores one byte a character instead of an 8-byte cell,
+// and scrolling it away clears nothing: the common case of text
+// scrolling past. line() materializes the cells for everything else;
+// lineRaw() is for the few places that use only the text and flags.
 type line struct {
 	cells   []cell
 	text    []byte
 	used    int
+	dirty   int
 	fast    bool
+	lazy    bool
 	wrapped bool
+}
+
+// materialize brings a lazy row's cells up to date.
+func (l *line) materialize() {
+	cs := l.cells[:max(l.used, l.dirty)]
+	for k := range cs {
+		if k < l.used {
+			cs[k] = cell(l.text[k])
+		} else {
+			cs[k] = 0
+		}
+	}
+	l.lazy, l.dirty = false, 0
 }
 
 // clear blanks the whole row with c.
 func (l *line) clear(c cell) {
+	end := l.used
+	if l.lazy {
+		end = max(end, l.dirty)
+		l.lazy, l.dirty = false, 0
+	}
 	if c == cell(0) {
-		// Cells from used on are zero already: clearing up to the next
+		// Cells from end on are zero already: clearing up to the next
 		// multiple of eight lets fill skip its one-by-one tail.
-		fill(l.cells[:min((l.used+7)&^7, len(l.cells))], c)
+		fill(l.cells[:min((end+7)&^7, len(l.cells))], c)
 		l.used = 0
 		l.fast = true
 		return
@@ -84,6 +113,15 @@ func newScreen(cols, rows int, blank cell) *screen {
 func (s *screen) rows() int { return len(s.lines) }
 
 func (s *screen) line(i int) *line {
+	l := s.lineRaw(i)
+	if l.lazy {
+		l.materialize()
+	}
+	return l
+}
+
+// lineRaw is line without materializing a lazy row's cells.
+func (s *screen) lineRaw(i int) *line {
 	j := s.head + i
 	if j >= len(s.ring) {
 		j -= len(s.ring)

@@ -55,16 +55,28 @@ func (t *Terminal) scrollUp1() {
 		t.scrollUp(1)
 		return
 	}
-	l := s.line(0)
+	l := s.lineRaw(0)
 	if s == t.main && t.sb.max > 0 {
-		t.sb.push(t, l)
+		if l.lazy && !l.fast {
+			l.materialize() // not reached: lazy rows are plain
+		}
+		t.sb.push(t, l) // a plain row is pushed from its text
 	}
 	s.head++
 	if s.head >= len(s.ring) {
 		s.head = 0
 	}
 	// l is now the bottom row.
-	if t.blank == 0 {
+	if t.blank == 0 && l.fast && !t.eagerRows {
+		// Plain: it becomes a lazy row, its old cells left for whatever
+		// materializes it to clear.
+		if l.lazy {
+			l.dirty = max(l.dirty, l.used)
+		} else {
+			l.dirty = l.used
+		}
+		l.used, l.lazy = 0, true
+	} else if t.blank == 0 {
 		// line.clear, without its two calls.
 		cs := l.cells[:min((l.used+7)&^7, len(l.cells))]
 		for len(cs) >= 8 {

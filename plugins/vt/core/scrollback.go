@@ -59,6 +59,7 @@ type scrollback struct {
 
 	scratch []byte // a line spanning blocks, copied whole
 	enc     []byte // encoding buffer for styled lines
+	runs    []byte // the style runs of the line being encoded
 }
 
 func (s *scrollback) end(i int) uint32 {
@@ -320,7 +321,7 @@ func (s *scrollback) add(h uint64, p []byte) {
 
 // bytes is the memory the scrollback holds.
 func (s *scrollback) bytes() int {
-	n := 4*cap(s.idx) + cap(s.scratch) + cap(s.enc) + len(s.spare)
+	n := 4*cap(s.idx) + cap(s.scratch) + cap(s.enc) + cap(s.runs) + len(s.spare)
 	for _, b := range s.blocks {
 		n += len(b)
 	}
@@ -356,82 +357,77 @@ func (t *Terminal) contentEnd(cells []cell) int {
 	return n
 }
 
-// encodeLine appends the compact form of cells to dst.
+// encodeLine appends the compact form of cells to dst: the text, then,
+// if any cell is styled, the style runs. One pass over the cells, the text
+// stored by index and the runs gathered aside (calls and branches are
+// dear under WebAssembly, and a coloured line scrolling off is common).
 func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	cells = cells[:t.contentEnd(cells)]
-	var styles cell // OR of all cells: nonzero style bits mean a styled line
-	for i := 0; i < len(cells); {
-		// Fast path: a run of plain ASCII cells written by index.
-		dst = slices.Grow(dst, len(cells)-i)
-		k := len(dst)
-		run := cells[i:]
-		buf := dst[k : k+len(run)]
-		j := 0
-		for ; j < len(run); j++ {
-			c := run[j]
-			if c&(0xff<<48|0xffffff80) != 0 { // flags, or not ASCII
-				break
-			}
-			styles |= c
+	base := len(dst)
+	runs := t.sb.runs[:0]
+	dst = slices.Grow(dst, 4*len(cells))
+	buf := dst[:cap(dst)]
+	n := len(dst)
+	var or cell // OR of all cells: nonzero style bits mean a styled line
+	cur := -1
+	for i, c := range cells {
+		or |= c
+		if c&(0xff<<48|0xffffff80) == 0 && int(c.style()) == cur {
+			// An ASCII character (or a blank) in the current run's style.
 			b := byte(c)
 			if b == 0 {
 				b = ' '
 			}
-			buf[j] = b
-		}
-		dst = dst[:k+j]
-		j += i
-		if j >= len(cells) {
-			break
-		}
-		c := cells[j]
-		styles |= c
-		if c.flags()&cellSpacer == 0 {
-			dst = t.cellText(dst, c)
-		}
-		i = j + 1
-	}
-	styled := styles.style() != 0
-	text := uint32(len(dst))
-	if !styled {
-		return dst, text
-	}
-	off := 0
-	cur := -1
-	for _, c := range cells {
-		if c.flags()&cellSpacer != 0 {
+			buf[n] = b
+			n++
 			continue
 		}
-		if int(c.style()) != cur {
-			cur = int(c.style())
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(off))
-			dst = appendStyle(dst, t.styles[c.style()])
+		fl := c.flags()
+		if fl&cellSpacer != 0 {
+			continue
 		}
-		off += t.cellTextLen(c)
-	}
-	return dst, text
-}
-
-func (t *Terminal) cellTextLen(c cell) int {
-	if c.flags()&cellGrapheme != 0 {
-		if int(c.r()) < len(t.graphemes) {
-			return len(t.graphemes[c.r()])
+		if st := int(c.style()); st != cur {
+			cur = st
+			runs = binary.LittleEndian.AppendUint16(runs, uint16(n-base))
+			runs = appendStyle(runs, t.styles[st])
 		}
-		return 1
+		r := c.r()
+		switch {
+		case fl&cellGrapheme != 0:
+			dst = t.cellText(buf[:n], c)
+			dst = slices.Grow(dst, 4*(len(cells)-i))
+			buf = dst[:cap(dst)]
+			n = len(dst)
+		case r == 0:
+			buf[n] = ' '
+			n++
+		case r < 0x80:
+			buf[n] = byte(r)
+			n++
+		case r < 0x800:
+			buf[n] = byte(0xC0 | r>>6)
+			buf[n+1] = byte(0x80 | r&0x3F)
+			n += 2
+		case r < 0x10000:
+			buf[n] = byte(0xE0 | r>>12)
+			buf[n+1] = byte(0x80 | r>>6&0x3F)
+			buf[n+2] = byte(0x80 | r&0x3F)
+			n += 3
+		default:
+			buf[n] = byte(0xF0 | r>>18)
+			buf[n+1] = byte(0x80 | r>>12&0x3F)
+			buf[n+2] = byte(0x80 | r>>6&0x3F)
+			buf[n+3] = byte(0x80 | r&0x3F)
+			n += 4
+		}
 	}
-	if c.r() == 0 {
-		return 1
+	t.sb.runs = runs
+	dst = buf[:n]
+	text := uint32(n)
+	if or.style() == 0 {
+		return dst, text
 	}
-	r := rune(c.r())
-	switch {
-	case r < 0x80:
-		return 1
-	case r < 0x800:
-		return 2
-	case r < 0x10000:
-		return 3
-	}
-	return 4
+	return append(dst, runs...), text
 }
 
 const styleSize = 15

@@ -19,16 +19,19 @@ func (t *Terminal) sgr() {
 		for isSub(j) {
 			j++
 		}
-		switch {
-		case v == 0:
+		// Constant cases: the compiler searches them in a few comparisons
+		// (ranges in a bare switch are tried one by one, some 28 of
+		// them before 38).
+		switch v {
+		case 0:
 			s = style{}
-		case v == 1:
+		case 1:
 			s.attrs |= Bold
-		case v == 2:
+		case 2:
 			s.attrs |= Dim
-		case v == 3:
+		case 3:
 			s.attrs |= Italic
-		case v == 4:
+		case 4:
 			u := 1
 			if j > i+1 {
 				u = int(p.params[i+1])
@@ -42,51 +45,51 @@ func (t *Terminal) sgr() {
 				s.attrs |= Underline
 				s.ulStyle = uint8(u)
 			}
-		case v == 5 || v == 6:
+		case 5, 6:
 			s.attrs |= Blink
-		case v == 7:
+		case 7:
 			s.attrs |= Reverse
-		case v == 8:
+		case 8:
 			s.attrs |= Invisible
-		case v == 9:
+		case 9:
 			s.attrs |= Strike
-		case v == 21:
+		case 21:
 			s.attrs |= Underline
 			s.ulStyle = 2
-		case v == 22:
+		case 22:
 			s.attrs &^= Bold | Dim
-		case v == 23:
+		case 23:
 			s.attrs &^= Italic
-		case v == 24:
+		case 24:
 			s.attrs &^= Underline
 			s.ulStyle = 0
-		case v == 25:
+		case 25:
 			s.attrs &^= Blink
-		case v == 27:
+		case 27:
 			s.attrs &^= Reverse
-		case v == 28:
+		case 28:
 			s.attrs &^= Invisible
-		case v == 29:
+		case 29:
 			s.attrs &^= Strike
-		case v >= 30 && v <= 37:
+		case 30, 31, 32, 33, 34, 35, 36, 37:
 			s.fg = IndexedColor(uint8(v - 30))
-		case v == 39:
+		case 39:
 			s.fg = 0
-		case v >= 40 && v <= 47:
+		case 40, 41, 42, 43, 44, 45, 46, 47:
 			s.bg = IndexedColor(uint8(v - 40))
-		case v == 49:
+		case 49:
 			s.bg = 0
-		case v == 53:
+		case 53:
 			s.attrs |= Overline
-		case v == 55:
+		case 55:
 			s.attrs &^= Overline
-		case v == 59:
+		case 59:
 			s.ul = 0
-		case v >= 90 && v <= 97:
+		case 90, 91, 92, 93, 94, 95, 96, 97:
 			s.fg = IndexedColor(uint8(v - 90 + 8))
-		case v >= 100 && v <= 107:
+		case 100, 101, 102, 103, 104, 105, 106, 107:
 			s.bg = IndexedColor(uint8(v - 100 + 8))
-		case v == 38 || v == 48 || v == 58:
+		case 38, 48, 58:
 			var c Color
 			var ok bool
 			if j > i+1 {
@@ -106,6 +109,9 @@ func (t *Terminal) sgr() {
 			}
 		}
 		i = j
+	}
+	if sameStyle(&s, &t.pen) && int(t.penIdx) < len(t.styles) && sameStyle(&t.styles[t.penIdx], &s) {
+		return // no change (e.g. a reset of what was not set)
 	}
 	t.setPen(s)
 }

@@ -78,8 +78,8 @@ type Terminal struct {
 
 	title, icon string
 
-	styles   []style
-	styleIdx map[style]uint16
+	styles     []style
+	styleSlots []uint16 // the index of styles (styletab.go)
 	// styleHint maps a hash of a style to the index intern last gave it:
 	// a hint checked against styles before use, so it needs no
 	// invalidation when the table is compacted or replaced, and spares
@@ -96,6 +96,9 @@ type Terminal struct {
 	noCompact bool
 	// reflowCells is the size of the screen a reflow is building.
 	reflowCells int
+	// eagerRows keeps every row's cells up to date (no lazy rows, see
+	// line): the reference the tests compare lazy rows with.
+	eagerRows bool
 	// newEntries counts the style and grapheme entries asked for since the
 	// last compaction (see mayCompact).
 	newEntries int
@@ -167,7 +170,7 @@ func New(o Options) *Terminal {
 
 func (t *Terminal) resetTables() {
 	t.styles = append(t.styles[:0], style{})
-	t.styleIdx = map[style]uint16{{}: 0}
+	t.rebuildStyleSlots()
 	t.graphemes = t.graphemes[:0]
 	t.graphIdx = map[string]uint32{}
 }
@@ -204,11 +207,19 @@ func (t *Terminal) resetTabs(from int) {
 	}
 }
 
-// setPen makes s the current pen and interns it.
+// setPen makes s the current pen and interns it. The erase cell takes the
+// pen's background: interned only when the background changes (or the
+// default one, which is style 0).
 func (t *Terminal) setPen(s style) {
+	bgChanged := s.bg != t.pen.bg
 	t.pen = s
 	t.penIdx = t.intern(s)
-	t.blank = mkCell(0, t.intern(style{bg: s.bg}), 0)
+	switch {
+	case s.bg == 0:
+		t.blank = 0
+	case bgChanged || t.blank == 0 || int(t.blank.style()) >= len(t.styles) || !sameStyle(&t.styles[t.blank.style()], &style{bg: s.bg}):
+		t.blank = mkCell(0, t.intern(style{bg: s.bg}), 0)
+	}
 }
 
 // intern returns the index of s in the style table, adding it if needed.
@@ -216,11 +227,17 @@ func (t *Terminal) intern(s style) uint16 {
 	if s.attrs&Underline == 0 {
 		s.ulStyle = 0
 	}
-	h := styleHash(s)
-	if i := t.styleHint[h]; int(i) < len(t.styles) && t.styles[i] == s {
+	h32 := styleHash32(s)
+	h := uint8(h32 >> 24)
+	if i := t.styleHint[h]; int(i) < len(t.styles) && sameStyle(&t.styles[i], &s) {
 		return i
 	}
-	if i, ok := t.styleIdx[s]; ok {
+	return t.internSlow(s, h32)
+}
+
+func (t *Terminal) internSlow(s style, h32 uint32) uint16 {
+	h := uint8(h32 >> 24)
+	if i, ok := t.styleLookup(s, h32); ok {
 		t.styleHint[h] = i
 		return i
 	}
@@ -236,17 +253,9 @@ func (t *Terminal) intern(s style) uint16 {
 	}
 	i := uint16(len(t.styles))
 	t.styles = append(t.styles, s)
-	t.styleIdx[s] = i
+	t.styleInsert(i, h32)
 	t.styleHint[h] = i
 	return i
-}
-
-// styleHash picks a styleHint slot for s.
-func styleHash(s style) uint8 {
-	x := uint32(s.fg)*0x9E3779B1 ^ uint32(s.bg)*0x85EBCA6B ^ uint32(s.ul)*0xC2B2AE35 ^ uint32(s.attrs)<<8 ^ uint32(s.ulStyle)
-	x ^= x >> 15
-	x *= 0x2C1B3C6D
-	return uint8(x >> 24)
 }
 
 // Size returns the screen size.

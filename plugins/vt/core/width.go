@@ -7,16 +7,16 @@ type widthRange struct {
 	w      uint8
 }
 
-// bmpWidths holds the width of every code point below U+10000, two bits
-// each, expanded once from widthRanges: text is mostly in the BMP, and a
-// table lookup beats a binary search over some 500 ranges.
-var bmpWidths = func() *[1 << 14]byte {
-	var t [1 << 14]byte
+// bmpWidths holds the width of every code point below U+20000 (the BMP
+// and the plane of emoji), two bits each, expanded once from widthRanges:
+// a table lookup beats a binary search over some 500 ranges.
+var bmpWidths = func() *[1 << 15]byte {
+	var t [1 << 15]byte
 	for i := range t {
 		t[i] = 0b01010101 // width 1
 	}
 	for _, r := range widthRanges {
-		for u := r.lo; u <= r.hi && u < 1<<16; u++ {
+		for u := r.lo; u <= r.hi && u < 1<<17; u++ {
 			sh := (u & 3) * 2
 			t[u>>2] = t[u>>2]&^(3<<sh) | r.w<<sh
 		}
@@ -30,7 +30,7 @@ func runeWidth(r rune) int {
 	if r < 0x300 {
 		return 1
 	}
-	if r < 1<<16 {
+	if r < 1<<17 {
 		return int(bmpWidths[r>>2] >> ((r & 3) * 2) & 3)
 	}
 	lo, hi := 0, len(widthRanges)
