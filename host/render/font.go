@@ -25,7 +25,7 @@ type Renderer struct {
 	theme *Theme
 	// cellW×cellH is a cell in pixels; ascent is the baseline's row in a cell.
 	cellW, cellH, ascent int
-	size             float64
+	size                 float64
 
 	mu       sync.Mutex
 	faces    [4]font.Face // regular, bold, italic, bold italic (Go Mono)

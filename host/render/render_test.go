@@ -41,7 +41,7 @@ func lsScreen() (*Screen, string) {
 	add(line(0, "total 164"))
 	names := []struct {
 		mode, size, date, name string
-		st                 int
+		st                     int
 	}{
 		{"-rw-r--r--", "11357", "Nov 21 09:14", "BENCHMARKS.md", 0},
 		{"-rw-r--r--", "4863", "Nov 25 19:02", "Makefile", 0},

@@ -11,8 +11,8 @@ import (
 
 // Screen is the vt plugin's cells reply.
 type Screen struct {
-	Cols          int `json:"cols"`
-	Rows          int `json:"rows"`
+	Cols          int                    `json:"cols"`
+	Rows          int                    `json:"rows"`
 	Cursor        struct{ Row, Col int } `json:"cursor"`
 	CursorVisible bool                   `json:"cursorVisible"`
 	// Cells holds one slice of runs per row.

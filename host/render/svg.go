@@ -139,4 +139,3 @@ func appendXML(b []byte, text string) []byte {
 	}
 	return b
 }
-
