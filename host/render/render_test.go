@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,58 +91,12 @@ func TestPNGLegible(t *testing.T) {
 	if len(p) >= 30<<10 {
 		t.Errorf("PNG of an 80x24 ls -l screen is %d bytes, want < 30 KB", len(p))
 	}
-	sim, got := OCRSimilarity(t, p, plain)
+	got := testutil.OCR(t, p)
+	sim := testutil.TextSimilarity(got, plain)
 	t.Logf("PNG %d bytes; OCR similarity %.4f", len(p), sim)
 	if sim < 0.98 {
 		t.Errorf("OCR similarity %.4f < 0.98\nOCR:\n%s\nwant:\n%s", sim, got, plain)
 	}
-}
-
-// OCRSimilarity runs tesseract on a PNG and compares what it reads with
-// want: 1 − Levenshtein/len over the texts with whitespace runs as one
-// blank and empty lines dropped.
-func OCRSimilarity(t testing.TB, p []byte, want string) (float64, string) {
-	t.Helper()
-	dir := t.TempDir()
-	in := filepath.Join(dir, "screen.png")
-	if err := os.WriteFile(in, p, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("tesseract", in, "stdout", "--psm", "6").Output()
-	if err != nil {
-		t.Fatalf("tesseract: %v", err)
-	}
-	got, w := normalize(string(out)), normalize(want)
-	return 1 - float64(levenshtein([]rune(got), []rune(w)))/float64(len([]rune(w))), got
-}
-
-func normalize(s string) string {
-	var lines []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.Join(strings.Fields(l), " "); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-func levenshtein(a, b []rune) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // TestPNGDraws: the picture has the screen's size in pixels, the default
