@@ -84,6 +84,9 @@ bench: build
 	$(GO) test -run '^$$' -bench 'Write$$|Render' -benchmem -benchtime $(BENCHTIME) ./plugins/vt/core/
 	$(GO) test -run '^$$' -bench 'Screen' -benchtime 10x ./plugins/vt/
 	$(GO) test -run '^$$' -bench 'TUILatency' -benchtime 500x ./cmd/termhost/
+	@echo "pictures: an 80x24 screen as PNG and SVG (host/render), and view_screen png end to end:"
+	$(GO) test -run '^$$' -bench 'PNG|SVG' -benchmem -benchtime 200x -count 3 ./host/render/
+	$(GO) test -run '^$$' -bench 'ViewScreenPNG' -benchtime 200x -count 3 ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'CatThroughput' -benchtime 3x -timeout 30m ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'PTYSessionMemory' -benchtime 1x ./cmd/termhost/
 	@echo "the dialect plugin: plain router output, natively and in wazero (guarded, unguarded):"

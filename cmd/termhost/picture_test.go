@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,14 +119,10 @@ func TestViewScreenPictures(t *testing.T) {
 	}
 }
 
-// TestViewScreenPNGLegible: tesseract reads at least 98% of the
-// characters of an 80x24 screen of `ls -l` (GNU ls's colours) from
-// view_screen's PNG, compared with the plain view of the same screen, and
-// the PNG is under 30 KB.
-func TestViewScreenPNGLegible(t *testing.T) {
-	testutil.NeedProgram(t, "bash")
-	testutil.NeedProgram(t, "tesseract")
-	cs := startServe(t)
+// lsSession starts bash in a directory like termhost's own checkout
+// (fixed sizes and times), runs `ls -l` with GNU ls's colours, and returns
+// the session once the screen has settled.
+func lsSession(t testing.TB, cs *sdk.ClientSession) string {
 	h := &hostProc{t: t, cs: cs}
 	dir := t.TempDir()
 	for i, name := range []string{"BENCHMARKS.md", "Makefile", "README.md", "credentials.example.json", "go.mod", "go.sum", "rules.example.json", "termhost"} {
@@ -151,6 +148,46 @@ func TestViewScreenPNGLegible(t *testing.T) {
 	mustCall(t, cs, "send_keys", map[string]any{"session_id": id, "text": "ls -l --color=always\r"})
 	h.screenHas(id, "th -> termhost")
 	h.call(10*time.Second, "wait_for", map[string]any{"session_id": id, "screenStable": 300, "timeoutMs": 5000})
+	return id
+}
+
+// BenchmarkViewScreenPNG: view_screen png of an 80x24 `ls -l` screen end to
+// end (the screen plugin's cells, the drawing, base64, stdio): p50, p90
+// and the PNG's size (BENCHMARKS.md "Pictures").
+func BenchmarkViewScreenPNG(b *testing.B) {
+	cs := startServe(b)
+	id := lsSession(b, cs)
+	ctx := context.Background()
+	args := &sdk.CallToolParams{Name: "view_screen", Arguments: map[string]any{"session_id": id, "format": "png"}}
+	times := make([]time.Duration, 0, b.N)
+	size := 0
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, args)
+		if err != nil || res.IsError {
+			b.Fatalf("view_screen png: %v %+v", err, res)
+		}
+		times = append(times, time.Since(start))
+		size = len(res.Content[0].(*sdk.ImageContent).Data)
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "p90-ms")
+	b.ReportMetric(float64(size), "png-bytes")
+}
+
+// TestViewScreenPNGLegible: tesseract reads at least 98% of the
+// characters of an 80x24 screen of `ls -l` (GNU ls's colours) from
+// view_screen's PNG, compared with the plain view of the same screen, and
+// the PNG is under 30 KB.
+func TestViewScreenPNGLegible(t *testing.T) {
+	testutil.NeedProgram(t, "bash")
+	testutil.NeedProgram(t, "tesseract")
+	cs := startServe(t)
+	h := &hostProc{t: t, cs: cs}
+	id := lsSession(t, cs)
 
 	p, _ := viewPicture(t, cs, id)
 	plain := h.view(id)
