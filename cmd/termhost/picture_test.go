@@ -201,3 +201,36 @@ func TestViewScreenPNGLegible(t *testing.T) {
 		t.Errorf("PNG %d bytes, want < 30 KB", len(p))
 	}
 }
+
+// TestViewScreenPictureBounds: a screen too wide for a picture is refused
+// with its size and the limit (the session and the server carry on), an
+// SVG longer than maxBytes is refused rather than cut, and an ended
+// session's frozen screen is still drawn.
+func TestViewScreenPictureBounds(t *testing.T) {
+	testutil.NeedProgram(t, "bash")
+	cs := startServe(t)
+	h := &hostProc{t: t, cs: cs}
+	id := mustCall(t, cs, "launch_app", map[string]any{"command": "bash", "args": []string{"--norc", "--noprofile", "-i"},
+		"env": map[string]any{"PS1": "$ "}, "cols": 80, "rows": 24})["session_id"].(string)
+	h.screenHas(id, "$")
+	mustCall(t, cs, "resize_terminal", map[string]any{"session_id": id, "cols": 1000, "rows": 32})
+	r := h.call(20*time.Second, "view_screen", map[string]any{"session_id": id, "format": "png"})
+	if !r.isErr || !strings.Contains(r.msg, "1000x32") || !strings.Contains(r.msg, "8000 pixels a side") {
+		t.Errorf("png of a 1000x32 screen: %+v", r)
+	}
+	t.Logf("png of a 1000x32 screen: %s", r.msg)
+	r = h.call(20*time.Second, "view_screen", map[string]any{"session_id": id, "format": "svg", "maxBytes": 100})
+	if !r.isErr || !strings.Contains(r.msg, "maxBytes") || !strings.Contains(r.msg, "never cut") {
+		t.Errorf("svg over maxBytes: %+v", r)
+	}
+	mustCall(t, cs, "resize_terminal", map[string]any{"session_id": id, "cols": 80, "rows": 24})
+	mustCall(t, cs, "send_keys", map[string]any{"session_id": id, "text": "echo frozen-$((6*7)); exit\r"})
+	h.call(20*time.Second, "wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 15000})
+	p, state := viewPicture(t, cs, id)
+	if state["state"] == "active" || len(p) == 0 {
+		t.Errorf("ended session: state %v, %d bytes", state["state"], len(p))
+	}
+	if svg := mustCall(t, cs, "view_screen", map[string]any{"session_id": id, "format": "svg"}); !strings.Contains(svg["content"].(string), "frozen-42") {
+		t.Errorf("ended session's svg lacks its last words: %v", svg["content"])
+	}
+}
