@@ -11,6 +11,11 @@ import (
 	"github.com/termhost/termhost/host/session"
 )
 
+// pictureSlots bounds the pictures drawn at once: the largest screen takes
+// about 0.6 s of a core and 70 MB to draw, so a client asking for many at
+// once waits its turn instead of multiplying that.
+var pictureSlots = make(chan struct{}, 2)
+
 // viewPicture is view_screen's png and svg formats: the screen plugin's
 // cells drawn by host/render. A PNG is image content (with the screen's
 // state as a text block beside it); an SVG is the content of the usual
@@ -33,6 +38,12 @@ func (s *Server) viewPicture(ctx context.Context, sess *session.Session, format 
 	}
 	if err := json.Unmarshal(raw, &scr); err != nil {
 		return nil, fmt.Errorf("%w: the screen plugin's answer is not valid: %v", errInternal, err)
+	}
+	select {
+	case pictureSlots <- struct{}{}:
+		defer func() { <-pictureSlots }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	r, err := render.Default()
 	if err != nil {
