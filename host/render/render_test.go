@@ -189,14 +189,16 @@ func TestSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Screen{Cols: 20, Rows: 2, Styles: [][5]uint32{{}, {2<<24 | 0x102030, 0, 0, attrBold | attrUnderline, 0}}}
-	s.Cells = [][]Run{{{T: "a<b&c "}, {S: 1, T: "bold"}}, {{W: 2, T: "你好"}}}
+	s.Cells = [][]Run{{{T: "a<b&c "}, {S: 1, T: "bold"}, {T: "  x y"}}, {{W: 2, T: "你好"}}}
 	b, err := r.SVG(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := string(b)
 	cw, _ := r.CellSize()
-	for _, want := range []string{fmt.Sprintf(`width="%d"`, 20*cw), "a&lt;b&amp;c", `fill="#102030"`, `font-weight="bold"`, `text-decoration="underline"`, ">你好</text>", fmt.Sprintf(`textLength="%d"`, 4*cw)} {
+	for _, want := range []string{fmt.Sprintf(`width="%d"`, 20*cw), `fill="#e5e5e5"`, "white-space:pre", ">a&lt;b&amp;c</text>", "a&lt;b&amp;c", `fill="#102030"`, `font-weight="bold"`, `text-decoration="underline"`, ">你好</text>", fmt.Sprintf(`textLength="%d"`, 4*cw),
+		// Viewers may collapse blanks: text after two starts at its own column.
+		fmt.Sprintf(`<text x="%d" y="16" textLength="%d" lengthAdjust="spacingAndGlyphs">x y</text>`, 12*cw, 3*cw)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("SVG lacks %s:\n%s", want, out)
 		}

@@ -17,8 +17,8 @@ func (r *Renderer) SVG(s *Screen) ([]byte, error) {
 	cw, ch := r.cellW, r.cellH
 	w, h := s.Cols*cw, s.Rows*ch
 	b := make([]byte, 0, 4096+len(g)*4)
-	b = fmt.Appendf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="'Go Mono',ui-monospace,Menlo,Consolas,'DejaVu Sans Mono',monospace" font-size="%g" xml:space="preserve">`,
-		w, h, w, h, r.size)
+	b = fmt.Appendf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="'Go Mono',ui-monospace,Menlo,Consolas,'DejaVu Sans Mono',monospace" font-size="%g" fill="%s" xml:space="preserve" style="white-space:pre">`,
+		w, h, w, h, r.size, hex(r.theme.FG))
 	b = fmt.Appendf(b, `<rect width="100%%" height="100%%" fill="%s"/>`, hex(r.theme.BG))
 	for row := 0; row < s.Rows; row++ {
 		cells := g[row*s.Cols : (row+1)*s.Cols]
@@ -51,6 +51,10 @@ func (r *Renderer) SVG(s *Screen) ([]byte, error) {
 				}
 				if d.fg != c.fg || d.ul != c.ul || d.attrs != c.attrs || d.ulStyle != c.ulStyle || d.wide != c.wide || utf8.RuneCountInString(d.text) > 1 && n > 0 {
 					break
+				}
+				plain := c.ulStyle == 0 && c.attrs&(attrStrike|attrOverline) == 0
+				if d.text == "" && plain && end+1 < s.Cols && cells[end+1].text == "" && !cells[end+1].spacer {
+					break // viewers may collapse blanks: the next text starts at its column
 				}
 				if d.text == "" {
 					text = append(text, ' ')
