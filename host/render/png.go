@@ -69,24 +69,24 @@ func (r *Renderer) PNG(s *Screen) ([]byte, error) {
 // palette chooses the shades of anti-aliasing (8, 4 or 2 levels) that let
 // every colour pair fit a 256-colour palette; 0 if none does.
 func (r *Renderer) palette(g []cell) (levels int, pal color.Palette, index map[rgb]uint8) {
-	solid := map[rgb]bool{}
-	pairs := map[pair]bool{}
+	// In the order first seen, so the same screen makes the same bytes.
+	solid, pairs := set[rgb]{}, set[pair]{}
 	for i := range g {
 		c := &g[i]
-		solid[c.bg] = true
+		solid.add(c.bg)
 		if !blank(c.text) {
-			solid[c.fg] = true
-			pairs[pair{c.fg, c.bg}] = true
+			solid.add(c.fg)
+			pairs.add(pair{c.fg, c.bg})
 		}
 		if c.attrs&(attrStrike|attrOverline) != 0 {
-			solid[c.fg] = true
+			solid.add(c.fg)
 		}
 		if c.ulStyle != 0 {
-			solid[c.ul] = true
+			solid.add(c.ul)
 		}
 	}
 	for _, levels = range []int{8, 4, 2} {
-		if len(solid)+len(pairs)*(levels-2) <= 256 {
+		if len(solid.order)+len(pairs.order)*(levels-2) <= 256 {
 			break
 		}
 		levels = 0
@@ -102,15 +102,31 @@ func (r *Renderer) palette(g []cell) (levels int, pal color.Palette, index map[r
 		}
 	}
 	add(r.theme.BG)
-	for c := range solid {
+	for _, c := range solid.order {
 		add(c)
 	}
-	for p := range pairs {
+	for _, p := range pairs.order {
 		for l := 1; l < levels-1; l++ {
 			add(mix(p.fg, p.bg, l*255/(levels-1)))
 		}
 	}
 	return levels, pal, index
+}
+
+// set is a set that remembers the order its members came in.
+type set[T comparable] struct {
+	seen  map[T]bool
+	order []T
+}
+
+func (s *set[T]) add(v T) {
+	if s.seen == nil {
+		s.seen = map[T]bool{}
+	}
+	if !s.seen[v] && len(s.order) <= 1<<16 {
+		s.seen[v] = true
+		s.order = append(s.order, v)
+	}
 }
 
 // mix is fg over bg at alpha a (0-255).

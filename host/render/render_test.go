@@ -91,6 +91,9 @@ func TestPNGLegible(t *testing.T) {
 	if len(p) >= 30<<10 {
 		t.Errorf("PNG of an 80x24 ls -l screen is %d bytes, want < 30 KB", len(p))
 	}
+	if again, _ := r.PNG(s); !bytes.Equal(again, p) {
+		t.Error("the same screen drawn twice made different bytes")
+	}
 	got := testutil.OCR(t, p)
 	sim := testutil.TextSimilarity(got, plain)
 	t.Logf("PNG %d bytes; OCR similarity %.4f", len(p), sim)
