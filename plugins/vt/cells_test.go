@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"testing"
 
+	"github.com/termhost/termhost/internal/wasmhost"
+	"github.com/termhost/termhost/plugins/vt/core"
 	"github.com/termhost/termhost/sdk"
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 type cellsReply struct {
@@ -65,5 +71,70 @@ func TestCellsOp(t *testing.T) {
 	}
 	if len(r.Cells[2]) != 1 || r.Cells[2][0].T != "z" || r.Styles[r.Cells[2][0].S][3]&(1<<5) == 0 {
 		t.Errorf("row 2 (reverse z): %+v", r.Cells[2])
+	}
+}
+
+// TestCellsWorstSessionsFit: a cells reply of each of the worst sessions an
+// instance may share (every cell its own true-colour style and grapheme,
+// scrollback full) is whole and leaves the instance inside its cap with
+// room to spare, like the ansi page of TestSharedInstanceHoldsWorstSessions.
+func TestCellsWorstSessionsFit(t *testing.T) {
+	path := os.Getenv("VT_WASM")
+	if path == "" {
+		path = "vt.wasm"
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man abi.Manifest
+	if b, err := os.ReadFile("manifest.json"); err != nil || json.Unmarshal(b, &man) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	ctx := context.Background()
+	const capMiB = 64
+	m, err := wasmhost.Compile(ctx, wasm, wasmhost.Options{MemoryLimitMiB: capMiB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	in, err := m.Instantiate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	sizes := [][2]int{{256, 128}, {1000, 32}, {200, 160}, {174, 96}}
+	for sid := uint32(1); sid <= uint32(man.SessionsPerInstance); sid++ {
+		size := sizes[int(sid-1)%len(sizes)]
+		if _, err := in.Open(sid, abi.KindPTY, fmt.Appendf(nil, `{"cols":%d,"rows":%d}`, size[0], size[1])); err != nil {
+			t.Fatal(err)
+		}
+		lines := max(core.MaxCells/size[0], core.SBMaxBytes/24/size[0]) + size[1] + 20
+		p := worstLines(size[0], lines, int(sid))
+		for off := 0; off < len(p); off += 32 << 10 {
+			if _, _, err := in.Data(sid, abi.Inbound, p[off:min(off+32<<10, len(p))]); err != nil {
+				t.Fatalf("session %d: %v", sid, err)
+			}
+		}
+	}
+	for sid := uint32(1); sid <= uint32(man.SessionsPerInstance); sid++ {
+		ems, err := in.Control(sid, []byte(`{"op":"cells"}`))
+		if err != nil {
+			t.Fatalf("session %d: cells: %v", sid, err)
+		}
+		var out []byte
+		for _, e := range ems {
+			if e.Stream == abi.Reply {
+				out = append(out, e.Data...)
+			}
+		}
+		var r cellsReply
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Cells) != r.Rows || len(r.Styles) < 2 {
+			t.Fatalf("session %d: cells reply (%d bytes): %v, %d rows of %d, %d styles", sid, len(out), err, len(r.Cells), r.Rows, len(r.Styles))
+		}
+		t.Logf("session %d: cells reply %d bytes, %d styles; instance %.1f MiB", sid, len(out), len(r.Styles), float64(in.MemSize())/(1<<20))
+	}
+	if mem := float64(in.MemSize()) / (1 << 20); mem > capMiB*7/8 {
+		t.Errorf("instance at %.1f MiB: less than an eighth of the %d MiB cap to spare", mem, capMiB)
 	}
 }
