@@ -204,7 +204,7 @@ func TestViewScreenPNGLegible(t *testing.T) {
 
 // TestViewScreenPictureBounds: a screen too wide for a picture is refused
 // with its size and the limit (the session and the server carry on), an
-// SVG longer than maxBytes is refused rather than cut, and an ended
+// SVG or PNG longer than maxBytes is refused rather than cut, and an ended
 // session's frozen screen is still drawn.
 func TestViewScreenPictureBounds(t *testing.T) {
 	testutil.NeedProgram(t, "bash")
@@ -224,6 +224,10 @@ func TestViewScreenPictureBounds(t *testing.T) {
 		t.Errorf("svg over maxBytes: %+v", r)
 	}
 	mustCall(t, cs, "resize_terminal", map[string]any{"session_id": id, "cols": 80, "rows": 24})
+	r = h.call(20*time.Second, "view_screen", map[string]any{"session_id": id, "format": "png", "maxBytes": 100})
+	if !r.isErr || !strings.Contains(r.msg, "maxBytes") || !strings.Contains(r.msg, "never cut") {
+		t.Errorf("png over maxBytes: %+v", r)
+	}
 	mustCall(t, cs, "send_keys", map[string]any{"session_id": id, "text": "echo frozen-$((6*7)); exit\r"})
 	h.call(20*time.Second, "wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 15000})
 	p, state := viewPicture(t, cs, id)

@@ -21,7 +21,8 @@ var pictureSlots = make(chan struct{}, 2)
 // state as a text block beside it); an SVG is the content of the usual
 // result, refused rather than cut when over maxBytes (default: the most
 // any content may be, 1 MiB). A screen over render.MaxSide pixels a side
-// is refused with its size and the limit.
+// is refused with its size and the limit; a PNG over a maxBytes given is
+// refused too.
 func (s *Server) viewPicture(ctx context.Context, sess *session.Session, format string, in viewIn) (any, error) {
 	q, err := json.Marshal(map[string]string{"op": "cells"})
 	if err != nil {
@@ -71,6 +72,9 @@ func (s *Server) viewPicture(ctx context.Context, sess *session.Session, format 
 	png, err := r.PNG(&scr)
 	if err != nil {
 		return nil, invalid("format", "png: %v", err)
+	}
+	if in.MaxBytes > 0 && len(png) > in.MaxBytes {
+		return nil, invalid("maxBytes", "the PNG of this screen is %d bytes, over %d; a picture is never cut: raise maxBytes or leave it out", len(png), in.MaxBytes)
 	}
 	meta, err := json.Marshal(out)
 	if err != nil {
