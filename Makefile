@@ -88,6 +88,9 @@ bench: build
 	@echo "the VT emulator against Ghostty's core (libghostty-vt from ../shared/testdata/ghostty-vt, never shipped) in wazero, the same 16 MiB payloads, alternating (skipped if the blob is absent):"
 	$(GO) test -run '^$$' -bench 'Ghostty' -benchtime 2x -count 3 ./plugins/vt/
 	$(GO) test -run '^$$' -bench 'TUILatency' -benchtime 500x ./cmd/termhost/
+	@echo "pictures: an 80x24 screen as PNG and SVG (host/render), and view_screen png end to end:"
+	$(GO) test -run '^$$' -bench 'PNG|SVG' -benchmem -benchtime 200x -count 3 ./host/render/
+	$(GO) test -run '^$$' -bench 'ViewScreenPNG' -benchtime 200x -count 3 ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'CatThroughput' -benchtime 3x -timeout 30m ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'PTYSessionMemory' -benchtime 1x ./cmd/termhost/
 	@echo "the dialect plugin: plain router output, natively and in wazero (guarded, unguarded):"

@@ -63,8 +63,12 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 	s.tools[t.Name] = raw
 }
 
-// ok wraps v as a tool result: compact JSON in one text block.
+// ok wraps v as a tool result: compact JSON in one text block (a result
+// made by the handler itself, such as an image, as it is).
 func ok(v any) (*sdk.CallToolResult, error) {
+	if res, made := v.(*sdk.CallToolResult); made {
+		return res, nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode the result: %v", errInternal, err)

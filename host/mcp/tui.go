@@ -24,7 +24,7 @@ type tuiSessionIn struct {
 
 type viewIn struct {
 	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
-	Format    string `json:"format,omitempty" jsonschema:"plain (default), ansi (with colours and reverse video), raw (the byte stream) or scrollback (history + screen)"`
+	Format    string `json:"format,omitempty" jsonschema:"plain (default), ansi (with SGR), raw (bytes), scrollback (history+screen), png or svg (a picture)"`
 	Changes   bool   `json:"changes,omitempty" jsonschema:"plain/ansi: return only the rows that changed since your last view"`
 	Offset    *int   `json:"offset,omitempty" jsonschema:"scrollback: first line, 0 = oldest (default: the last page)"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"scrollback: lines per page (default 100)"`
@@ -83,7 +83,7 @@ func (s *Server) addTUITools() {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
-		p["format"].Enum = []any{"plain", "ansi", "raw", "scrollback"}
+		p["format"].Enum = []any{"plain", "ansi", "raw", "scrollback", "png", "svg"}
 		p["offset"].Minimum, p["offset"].Maximum = ptr(0.0), ptr(1e9)
 		p["limit"].Minimum, p["limit"].Maximum = ptr(1.0), ptr(float64(maxScrollPage))
 		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxContent))
@@ -202,6 +202,9 @@ func (s *Server) viewScreen(ctx context.Context, req *sdk.CallToolRequest, in vi
 	format := in.Format
 	if format == "" {
 		format = "plain"
+	}
+	if format == "png" || format == "svg" {
+		return s.viewPicture(ctx, sess, format, in)
 	}
 	out := screenOut{SessionID: sess.ID, Format: format}
 	var text string

@@ -11,6 +11,16 @@
 //	{"op":"screen","format":"plain"|"ansi"}              the visible rows, cursor, size, title, modes
 //	{"op":"scrollback","format":…,"offset":N,"limit":M}  history then screen, oldest first
 //	{"op":"modes"}                                       what key encoding needs, and the cursor
+//	{"op":"cells"}                                       the visible cells with their styles (for pictures)
+//
+// A cells reply is the screen reply's head plus "styles", a table of
+// [fg, bg, underline colour, attrs, underline style] (colours as
+// core.Color's bits: 0 default, 1<<24|i indexed, 2<<24|0xRRGGBB), and
+// "cells", one array of runs per row: {"s": style index (omitted: 0),
+// "w": 2 for wide characters (omitted: 1), "t": text}. A run's text is one
+// character per cell (a wide one takes two columns), except a run with
+// "g": true, which is one cell whose character carries combining marks.
+// Trailing cells that are blank in the default style are left out.
 package main
 
 import (
@@ -183,6 +193,8 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 			}
 		}
 		b = append(b, "]}"...)
+	case "cells":
+		b = s.cells(s.head(b))
 	case "scrollback":
 		_, rows := s.t.Size()
 		hist := s.t.ScrollbackLen()
@@ -226,6 +238,103 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 		s.buf = b
 	}
 	return b, nil
+}
+
+// cells appends the "styles" and "cells" members of a cells reply (see
+// the package comment) and closes the object.
+func (s *session) cells(b []byte) []byte {
+	type key struct {
+		fg, bg, ul core.Color
+		attrs      core.Attrs
+		ul2        int
+	}
+	cols, rows := s.t.Size()
+	index := map[key]int{{}: 0}
+	styles := []key{{}}
+	b = append(b, `,"cells":[`...)
+	var text []byte
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		end := cols
+		for end > 0 {
+			c := s.t.Cell(r, end-1)
+			if c.Width != 1 || c.Text != " " || c.FG != 0 || c.BG != 0 || c.UnderlineColor != 0 || c.Attrs != 0 {
+				break
+			}
+			end--
+		}
+		first, open := true, false
+		prevStyle, prevWidth := -1, 0
+		for col := 0; col < end; col++ {
+			c := s.t.Cell(r, col)
+			if c.Width == 0 {
+				continue
+			}
+			k := key{c.FG, c.BG, c.UnderlineColor, c.Attrs, c.UnderlineStyle}
+			si, seen := index[k]
+			if !seen {
+				si = len(styles)
+				index[k] = si
+				styles = append(styles, k)
+			}
+			grapheme := utf8.RuneCountInString(c.Text) > 1
+			if open && (grapheme || si != prevStyle || c.Width != prevWidth) {
+				b = appendString(b, text)
+				b = append(b, '}')
+				open = false
+			}
+			if !open {
+				if !first {
+					b = append(b, ',')
+				}
+				first = false
+				b = append(b, '{')
+				if si != 0 {
+					b = append(b, `"s":`...)
+					b = strconv.AppendInt(b, int64(si), 10)
+					b = append(b, ',')
+				}
+				if c.Width == 2 {
+					b = append(b, `"w":2,`...)
+				}
+				if grapheme {
+					b = append(b, `"g":true,`...)
+				}
+				b = append(b, `"t":`...)
+				text, open = text[:0], true
+				prevStyle, prevWidth = si, c.Width
+			}
+			text = append(text, c.Text...)
+			if grapheme {
+				b = appendString(b, text)
+				b = append(b, '}')
+				open = false
+			}
+		}
+		if open {
+			b = appendString(b, text)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `],"styles":[`...)
+	for i, k := range styles {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for j, v := range []uint64{uint64(k.fg), uint64(k.bg), uint64(k.ul), uint64(k.attrs), uint64(k.ul2)} {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendUint(b, v, 10)
+		}
+		b = append(b, ']')
+	}
+	return append(b, "]}"...)
 }
 
 func (s *session) row(dst []byte, i int, ansi bool) []byte {
