@@ -26,7 +26,10 @@ import (
 // (a lean client: newline-delimited JSON-RPC, responses matched by id);
 // beside it the floor, N bare TCP clients doing the same echo against the
 // same telnetd. Each phase runs for TERMHOST_LOAD_SECONDS (3 by default);
-// TERMHOST_LOAD_DIALECT, if set, is every session's "dialect" argument.
+// TERMHOST_LOAD_DIALECT, if set, is every session's "dialect" argument;
+// TERMHOST_LOAD_BIN, if set, is the termhost executable to load instead of
+// the one this test binary built (to alternate an old and a new build in
+// the same time window on a shared machine).
 // It reports round trips per second of both, their p50 and p99, termhost's
 // CPU time per round trip and how many cores it kept busy (from
 // /proc/PID/stat). Run with -benchtime 1x.
@@ -261,7 +264,11 @@ type muxReply struct {
 }
 
 func startMux(args ...string) (*muxClient, error) {
-	cmd := exec.Command(binary, append([]string{"serve", "--cache-dir", cacheDir()}, args...)...)
+	bin := binary
+	if b := os.Getenv("TERMHOST_LOAD_BIN"); b != "" {
+		bin = b
+	}
+	cmd := exec.Command(bin, append([]string{"serve", "--cache-dir", cacheDir()}, args...)...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

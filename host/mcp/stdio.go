@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -288,6 +289,14 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, error) {
 	if len(raw) == 0 {
 		return jsonrpc.ID{}, nil
 	}
+	// The usual ids, a small integer or a string without escapes, are read
+	// as they are, without a decoder (two of them per round trip under load).
+	if n, ok := plainInt(raw); ok {
+		return jsonrpc.MakeID(float64(n))
+	}
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && plainString(raw[1:len(raw)-1]) {
+		return jsonrpc.MakeID(string(raw[1 : len(raw)-1]))
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -317,7 +326,46 @@ func (c *stdioConn) reject(code int64, id any, msg string) {
 	c.writeLine(data)
 }
 
-func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+// plainInt reads an integer literal of at most 15 digits (exact as the
+// float64 jsonrpc.ID keeps).
+func plainInt(raw []byte) (int64, bool) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return n, err == nil
+}
+
+// plainString says whether the inside of a JSON string literal holds no
+// escape, control character or non-ASCII byte: it is then the string.
+func plainString(p []byte) bool {
+	for _, c := range p {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// idKey is an id's key in the maps of requests in flight: its type and value.
+func idKey(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case int64:
+		return "int64:" + strconv.FormatInt(v, 10)
+	case string:
+		return "string:" + v
+	}
+	return fmt.Sprintf("%T:%v", id.Raw(), id.Raw())
+}
 
 // inFlight records a request read; it reports false if its id is already
 // in flight. subscriptions/listen is not waited for at the end of input:
@@ -427,11 +475,28 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	return true
 }
 
-// resultLine is the JSON-RPC line of a successful call, built once.
+// resultLine is the JSON-RPC line of a successful call, built once, with
+// room for its newline. The usual result, one text block and nothing
+// else, is written here byte for byte as encoding/json writes it (its
+// text escaped once, not marshalled through the SDK's types).
 func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
-	rid, err := json.Marshal(id.Raw())
-	if err != nil {
-		return nil, err
+	var rid []byte
+	switch v := id.Raw().(type) {
+	case int64:
+		rid = strconv.AppendInt(nil, v, 10)
+	default:
+		var err error
+		if rid, err = json.Marshal(v); err != nil {
+			return nil, err
+		}
+	}
+	if text, ok := onlyText(res); ok {
+		line := make([]byte, 0, len(text)+len(text)/8+len(rid)+80)
+		line = append(line, `{"jsonrpc":"2.0","id":`...)
+		line = append(line, rid...)
+		line = append(line, `,"result":{"content":[{"type":"text","text":`...)
+		line = appendJSONString(line, text)
+		return append(line, "}]}}"...), nil
 	}
 	body, err := json.Marshal(res)
 	if err != nil {
@@ -443,6 +508,76 @@ func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
 	line = append(line, `,"result":`...)
 	line = append(line, body...)
 	return append(line, '}'), nil
+}
+
+// onlyText returns the text of a result that is one text block and
+// nothing else (no annotations, meta, structured content or error flag).
+func onlyText(res *sdk.CallToolResult) (string, bool) {
+	if res == nil || res.IsError || res.Meta != nil || res.StructuredContent != nil || len(res.Content) != 1 ||
+		res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
+		return "", false
+	}
+	t, ok := res.Content[0].(*sdk.TextContent)
+	if !ok || t.Meta != nil || t.Annotations != nil {
+		return "", false
+	}
+	return t.Text, true
+}
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (HTML-safe: <, > and & escaped; U+2028 and U+2029 escaped;
+// invalid UTF-8 as U+FFFD).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // run runs f on an idle worker goroutine of the connection, or a new one:

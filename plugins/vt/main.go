@@ -93,15 +93,32 @@ func checkSize(cols, rows int) error {
 // call, if the heap has grown half again over what the last collection
 // left live (and past heapFloor), the call finishes a collection itself
 // (runtime.GC, which runs the mark workers to the end); else it yields,
-// so a cycle in progress moves on.
-const heapFloor = 8 << 20
+// so a cycle in progress moves on. Reading the heap costs about 2 µs in
+// wasm and a yield 1 µs more: three quarters of a shell prompt's whole
+// call (issue 19). So small calls check only once their input adds up to
+// checkEvery (a call counts callWeight bytes at least): what a stalled
+// cycle keeps meanwhile is what that much input allocates. A chunk of
+// checkEvery or more, and every control request (a scrollback page, a
+// reflow), checks at once.
+const (
+	heapFloor  = 8 << 20
+	checkEvery = 16 << 10
+	callWeight = 512
+)
 
 var (
 	heapSample  = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	heapAfterGC uint64
+	unchecked   int // input since the heap was last checked, in bytes
 )
 
-func yield() {
+// yield ends a call that took n bytes of input.
+func yield(n int) {
+	unchecked += max(n, callWeight)
+	if unchecked < checkEvery {
+		return
+	}
+	unchecked = 0
 	metrics.Read(heapSample)
 	if h := heapSample[0].Value.Uint64(); h < max(heapFloor, heapAfterGC+heapAfterGC/2) {
 		runtime.Gosched()
@@ -116,7 +133,7 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 	if dir == sdk.Outbound {
 		return sdk.Consumed // nothing travels through a screen toward the peer
 	}
-	defer yield()
+	defer yield(len(p))
 	s.t.Write(p)
 	if r := s.t.Replies(); len(r) > 0 {
 		out.ToPeer(r)
@@ -150,7 +167,7 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 	if err := json.Unmarshal(req, &r); err != nil {
 		return nil, fmt.Errorf("vt: bad request: %v", err)
 	}
-	defer yield()
+	defer yield(checkEvery)
 	ansi := r.Format == "ansi"
 	if r.Format != "" && r.Format != "plain" && !ansi {
 		return nil, fmt.Errorf("vt: unknown format %q", r.Format)
