@@ -154,14 +154,13 @@ func TestPasswordOnlyCredential(t *testing.T) {
 	}
 }
 
-// A device no dialect knows, with detection asked for (a plain
-// connection without a credential detects only when asked): pagers are
-// not answered (no dialect was detected), and a command ends at the prompt
+// A device no dialect knows, no options (a plain connection detects on
+// use, at the first run_command): pagers are not answered (no dialect was detected), and a command ends at the prompt
 // the device printed last before it went quiet, not at the timeout.
 func TestDeviceDefaultsUnknownDevice(t *testing.T) {
 	port := acmeDevice(t)
 	h := startHost(t)
-	id := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port, "dialect": "detect"})["sessionId"].(string)
+	id := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": port})["sessionId"].(string)
 	h.must("wait_for", map[string]any{"session_id": id, "until": `::>\s*$`, "timeoutMs": 10000})
 	r := h.must("run_command", map[string]any{"sessionId": id, "command": "frobnicate now", "timeoutMs": 10000})
 	if out, _ := r["output"].(string); r["reason"] != "prompt" || r["prompt"] != "edge-r1::>" || out != "?? unknown verb 'frobnicate'\n" {

@@ -209,6 +209,10 @@ func RunCommand(ctx context.Context, s *session.Session, o RunOptions) (RunResul
 	if !s.Alive() {
 		return RunResult{}, s.DisconnectedErr()
 	}
+	// A dialect detected on use joins now (a plain Telnet session's).
+	if err := s.JoinDialect(ctx); err != nil {
+		return RunResult{}, err
+	}
 	if s.HasPlugin(session.DialectPlugin) {
 		o.shape = prepareCommand(ctx, s, o.Timeout, o.Expect != nil)
 	}

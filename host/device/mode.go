@@ -71,6 +71,9 @@ type DialectInfo struct {
 // Info asks the session's dialect plugin what it knows.
 func Info(ctx context.Context, s *session.Session) (DialectInfo, error) {
 	var in DialectInfo
+	if err := s.JoinDialect(ctx); err != nil {
+		return in, err
+	}
 	if !s.HasPlugin(session.DialectPlugin) {
 		return in, fmt.Errorf("%w: no device dialect in this session (telnet_connect or ssh_shell with dialect)", session.ErrUnsupported)
 	}

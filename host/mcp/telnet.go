@@ -186,14 +186,14 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		addr = a
 	}
 	// A session opened with a credential is a device's: its dialect is
-	// detected unless named. A plain connection stays as it was unless a
-	// dialect is asked for (`dialect: "detect"` or `"auto"`): the dialect
-	// plugin is one more plugin call per chunk, which costs the round trip
-	// of a plain Telnet session half again (BENCHMARKS.md, "Devices with no
-	// options").
-	dialect := in.Dialect
-	if in.CredentialID != "" {
-		dialect = s.deviceDialect(in.Dialect)
+	// detected unless named. A plain connection's dialect is detected on
+	// use: the plugin joins at the first run_command or set_mode and
+	// detects from what the session already shows, so plain telnet_send
+	// and telnet_read pay nothing for it (it is one more plugin call per
+	// chunk: BENCHMARKS.md, "Devices with no options").
+	dialect := s.deviceDialect(in.Dialect)
+	if in.CredentialID == "" && dialect == session.DetectDialect && strings.TrimSpace(in.Dialect) == "" {
+		dialect = session.DetectOnUse
 	}
 	if d := s.deps.Sessions.Config().Plugins.Dialect; d != "" && in.Dialect == "" && slices.Contains(in.Plugins, d) {
 		dialect = session.AutoDialect // asked for by name in the chain: as before, every pager answered

@@ -70,6 +70,19 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	if err := CheckSize(spec.Cols, spec.Rows); err != nil {
 		return nil, err
 	}
+	// A dialect detected on use joins later, with the options it would
+	// have opened with now.
+	var joinOpts []byte
+	var err error
+	join := spec.Dialect == DetectOnUse && r.cfg.Plugins.Dialect != ""
+	if spec.Dialect == DetectOnUse {
+		now := spec
+		now.Dialect = DetectDialect
+		if _, joinOpts, err = r.chainFor(now); err != nil && join {
+			return nil, err
+		}
+		spec.Dialect = ""
+	}
 	plugins, opts, err := r.chainFor(spec)
 	if err != nil {
 		return nil, err
@@ -122,6 +135,10 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	s := newSession(r.cfg, spec, stages, l, chain, screen)
 	if screen != nil {
 		s.reattachScreen = func() (Binding, error) { return attach(screenName, kind, opts) }
+	}
+	if join {
+		dialect := r.cfg.Plugins.Dialect
+		s.joinDialect = func() (Binding, error) { return attach(dialect, kind, joinOpts) }
 	}
 	if err := r.add(s); err != nil {
 		l.Close()

@@ -1,9 +1,12 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // Plugins names, by role, the plugins the registry puts into sessions
@@ -57,6 +60,12 @@ const (
 	// and answers pagers only for run_command's commands: a line sent raw
 	// (telnet_send, send_keys) gets the device's pagers as they come.
 	DetectDialect = "detect"
+	// DetectOnUse is DetectDialect with the plugin joining the chain only
+	// when a device operation first needs it (JoinDialect): it then
+	// detects the dialect from the output the session already holds (the
+	// banner, the prompt). Until then the session pays nothing for it: a
+	// plain Telnet session's default.
+	DetectOnUse = "detect-on-use"
 )
 
 // chainFor is the chain a spec's session gets and the options its
@@ -109,12 +118,62 @@ func (s *Session) hasPlugin(r Role) bool {
 	if name == "" {
 		return false
 	}
-	for _, b := range s.chain {
+	s.mu.Lock()
+	chain := s.chain
+	s.mu.Unlock()
+	for _, b := range chain {
 		if n, _ := b.Plugin(); n == name {
 			return true
 		}
 	}
 	return false
+}
+
+// joinPrime is how much of the newest output a dialect plugin that joins
+// a live session is fed to detect from: the banner and the prompt.
+const joinPrime = 4 << 10
+
+// JoinDialect adds the registry's dialect plugin at the end of the chain
+// of a session opened with DetectOnUse, if it is not there yet, primed
+// with the newest output the session holds (what it would pass on or
+// answer to that is dropped: the user and the peer had those bytes
+// already). A session opened otherwise is left as it is.
+func (s *Session) JoinDialect(ctx context.Context) error {
+	if s.joinDialect == nil || s.hasPlugin(DialectPlugin) {
+		return nil
+	}
+	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+		return err
+	}
+	defer s.unlockChain()
+	if s.hasPlugin(DialectPlugin) {
+		return nil
+	}
+	if !s.Alive() {
+		return s.disconnectedErr()
+	}
+	b, err := s.joinDialect()
+	if err != nil {
+		return fmt.Errorf("dialect plugin: %w", err)
+	}
+	end := s.buf.End()
+	from := max(s.buf.Tail(), end-min(end, joinPrime))
+	if p := s.buf.ReadStaged(nil, from); len(p) > 0 {
+		if _, err := b.Data(abi.Inbound, p, dropSink{}); err != nil {
+			b.Close()
+			return fmt.Errorf("dialect plugin: %w", err)
+		}
+	}
+	s.mu.Lock()
+	s.chain = append(s.chain[:len(s.chain):len(s.chain)], b)
+	i := len(s.chain) - 1
+	s.mu.Unlock()
+	b.OnAsync(func(ems []abi.Emission) { s.async(i, ems) })
+	if s.screen != nil {
+		// The screen's place is past the chain, one further now.
+		s.screen.OnAsync(func(ems []abi.Emission) { s.async(i+1, ems) })
+	}
+	return nil
 }
 
 // DefaultSize is the screen size a session asked for cols×rows gets:

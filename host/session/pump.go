@@ -101,7 +101,10 @@ func (s *Session) release() {
 		s.w.run()
 		s.w.commit(false)
 	}
-	for _, b := range s.chain {
+	s.mu.Lock()
+	chain := s.chain
+	s.mu.Unlock()
+	for _, b := range chain {
 		b.Close()
 	}
 	s.freezeScreen()

@@ -217,7 +217,10 @@ type Session struct {
 	// place of its binding; reattachScreen opens a binding to read it.
 	frozen         []byte
 	reattachScreen func() (Binding, error)
-	stopping       bool // Stop is ending the session
+	// joinDialect attaches the dialect plugin that joins the chain on
+	// first use (Spec.Dialect DetectOnUse; JoinDialect); nil otherwise.
+	joinDialect func() (Binding, error)
+	stopping    bool // Stop is ending the session
 	// values: what a layer above the engine keeps about the session
 	// (layer.go); guarded by mu.
 	values map[any]any
@@ -366,7 +369,10 @@ func (s *Session) Info() Info {
 	if h, t := s.buf.Head(), s.buf.Tail(); h > max(cur, t) {
 		in.Unread = h - max(cur, t)
 	}
-	for _, b := range s.chain {
+	s.mu.Lock()
+	chain := s.chain
+	s.mu.Unlock()
+	for _, b := range chain {
 		n, v := b.Plugin()
 		in.Plugins = append(in.Plugins, n+"@"+v)
 	}
