@@ -25,6 +25,7 @@ type startPTYIn struct {
 	Cols    int               `json:"cols,omitempty" jsonschema:"columns (default 80)"`
 	Rows    int               `json:"rows,omitempty" jsonschema:"rows (default 24)"`
 	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect or auto"`
+	Record  bool              `json:"record,omitempty"`
 }
 
 type processIn struct {
@@ -104,12 +105,12 @@ func (s *Server) startPTY(ctx context.Context, req *sdk.CallToolRequest, in star
 		return nil, invalid("command", "must be a command line, got an empty string")
 	}
 	prog, args := splitCommand(in.Command)
-	sess, err := s.startProcess(ctx, req, "command", prog, args, in.Env, in.Cwd, in.Cols, in.Rows, "", in.Dialect)
+	sess, err := s.startProcess(ctx, req, "command", prog, args, in.Env, in.Cwd, in.Cols, in.Rows, "", in.Dialect, in.Record)
 	if err != nil {
 		return nil, err
 	}
 	s.ptyChanged(ctx)
-	return map[string]any{"processId": sess.ID}, nil
+	return withRecording(map[string]any{"processId": sess.ID}, sess), nil
 }
 
 // ptySession finds a PTY session for the seed-003 tools.

@@ -35,6 +35,7 @@ type connectIn struct {
 	// host.
 	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default: detected, pagers answered by run_command; auto: always; none"`
 	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with it; host, port default to it"`
+	Record       bool   `json:"record,omitempty"`
 }
 
 type sessionIn struct {
@@ -200,7 +201,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	}
 	sess, err := telnet.Open(ctx, s.deps.Sessions, s.deps.Attach, telnet.Options{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req), Addr: addr,
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Dialect: dialect,
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Dialect: dialect, Record: in.Record,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)
@@ -209,6 +210,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if sess.Name != "" {
 		out["name"] = sess.Name
 	}
+	withRecording(out, sess)
 	if cred != nil {
 		pass, _ := cred.Secret("password")
 		defer clear(pass)

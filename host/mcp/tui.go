@@ -339,6 +339,7 @@ type sessionEntry struct {
 	Created    time.Time `json:"created"`
 	ExitCode   *int      `json:"exit_code,omitempty"`
 	ExitSignal string    `json:"exit_signal,omitempty"`
+	Recording  string    `json:"recording,omitempty"`
 }
 
 func (s *Server) listSessions(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (any, error) {
@@ -346,7 +347,8 @@ func (s *Server) listSessions(_ context.Context, req *sdk.CallToolRequest, _ str
 	for _, sess := range s.deps.Sessions.Owned(owner(req), "") {
 		in := sess.Info()
 		e := sessionEntry{SessionID: in.ID, Name: in.Name, Kind: string(in.Kind), Command: in.Command,
-			Host: in.Host, Port: in.Port, State: string(in.State), Cols: in.Cols, Rows: in.Rows, Created: in.Created}
+			Host: in.Host, Port: in.Port, State: string(in.State), Cols: in.Cols, Rows: in.Rows, Created: in.Created,
+			Recording: in.Recording}
 		if in.Exit != nil {
 			code := in.Exit.Code
 			e.ExitCode, e.ExitSignal = &code, in.Exit.Signal

@@ -101,6 +101,7 @@ func (s *Session) release() {
 		s.w.run()
 		s.w.commit(false)
 	}
+	s.endRecording()
 	for _, b := range s.chain {
 		b.Close()
 	}

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/termhost/termhost/host/record"
+	"github.com/termhost/termhost/internal/sshdtest"
+	"github.com/termhost/termhost/internal/testapps"
+	"github.com/termhost/termhost/internal/testutil"
+)
+
+// startRecHost starts termhost with a credentials file of the test's own
+// and XDG_DATA_HOME in a directory of the test's own (where record:true
+// writes), which it returns.
+func startRecHost(t *testing.T, creds []trustCred, args ...string) (*hostProc, string) {
+	t.Helper()
+	dir := t.TempDir()
+	list := []map[string]any{}
+	for _, c := range creds {
+		m := map[string]any{"id": c.ID, "host": "127.0.0.1", "port": c.Port, "username": c.User,
+			"password": base64.StdEncoding.EncodeToString([]byte(c.Pass))}
+		if c.Programs != nil {
+			m["programs"] = c.Programs
+		}
+		list = append(list, m)
+	}
+	b, _ := json.Marshal(map[string]any{"version": "1.0", "credentials": list})
+	path := filepath.Join(dir, "credentials.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(dir, "rules.json")
+	if err := os.WriteFile(rules, []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	h := startHostEnv(t, []string{"XDG_DATA_HOME=" + data},
+		append(args, "--credentials", path, "--rules", rules, "--known-hosts", filepath.Join(dir, "kh"))...)
+	return h, data
+}
+
+// readCast reads a recording and the file's bytes.
+func readCast(t *testing.T, path string) (*record.Cast, []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := record.Read(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("%s does not read back: %v\n%s", path, err, raw)
+	}
+	return c, raw
+}
+
+// codes counts a recording's events by code; markers are the m events'
+// labels, inputs the i events' data.
+func codes(c *record.Cast) (n map[string]int, markers, inputs []string) {
+	n = map[string]int{}
+	for _, e := range c.Events {
+		n[e.Code]++
+		switch e.Code {
+		case "m":
+			markers = append(markers, e.Data)
+		case "i":
+			inputs = append(inputs, e.Data)
+		}
+	}
+	return n, markers, inputs
+}
+
+func hasPrefixed(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// A PTY bash session recorded from its start (record:true): the header,
+// output, the agent's input, a resize, prompt markers with exit codes, a
+// secret typed by the host as its mask (never the secret), the exit; the
+// file in a 0700 directory, 0600; list_sessions names it; `rec text` shows
+// the screen view_screen shows; Debian's asciinema plays the v2 export as
+// our replay does.
+func TestRecordPTYBash(t *testing.T) {
+	testutil.NeedProgram(t, "bash")
+	const secret = "Rec-s3cret-Never-Written"
+	gp := testapps.Build(t, "getpass")
+	h, data := startRecHost(t, []trustCred{{ID: "dev", Port: 23, User: "admin", Pass: secret, Programs: []string{gp}}})
+	r := h.must("launch_app", map[string]any{"command": "bash", "record": true})
+	id := r["session_id"].(string)
+	path, _ := r["recording"].(string)
+	if filepath.Dir(path) != filepath.Join(data, "termhost", "recordings") {
+		t.Fatalf("launch_app's recording %q: want a file in %s", path, filepath.Join(data, "termhost", "recordings"))
+	}
+	for p, want := range map[string]os.FileMode{filepath.Dir(path): 0o700, path: 0o600} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != want {
+			t.Fatalf("%s: %v (want mode %v): %v", p, fi.Mode(), want, err)
+		}
+	}
+	prompt := func() {
+		t.Helper()
+		if w := h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000}); w["reason"] != "prompt" {
+			t.Fatalf("no prompt: %v", w)
+		}
+	}
+	prompt()
+	line := func(text string) {
+		t.Helper()
+		if w := h.must("send_keys", map[string]any{"session_id": id, "text": text, "keys": "Enter", "prompt": true, "timeoutMs": 15000}); w["reason"] != "prompt" {
+			t.Fatalf("%s: no prompt: %v", text, w)
+		}
+	}
+	line("echo rec-$((6*7))")
+	line("false")
+	h.must("resize_terminal", map[string]any{"session_id": id, "cols": 100, "rows": 30})
+	h.must("send_keys", map[string]any{"session_id": id, "text": gp + " -split 100ms", "keys": "Enter"})
+	h.screenHas(id, "Password:")
+	h.must("send_secret", map[string]any{"sessionId": id, "credentialId": "dev", "field": "password"})
+	h.screenHas(id, "done")
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "C-c", "prompt": true, "timeoutMs": 15000}) // getpass sleeps on
+	line("true")
+	list := h.must("list_sessions", map[string]any{})
+	if !strings.Contains(fmt.Sprint(list), path) {
+		t.Errorf("list_sessions does not give the recording %s: %v", path, list)
+	}
+	view := h.must("view_screen", map[string]any{"session_id": id})["content"].(string)
+	h.must("send_keys", map[string]any{"session_id": id, "text": "exit", "keys": "Enter"})
+	if w := h.must("wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 15000}); w["reason"] != "exit" {
+		t.Fatalf("bash did not exit: %v", w)
+	}
+	var c *record.Cast
+	var raw []byte
+	testutil.Eventually(t, 10*time.Second, "the recording ends with its exit event", func() bool {
+		c, raw = readCast(t, path)
+		return len(c.Events) > 0 && c.Events[len(c.Events)-1].Code == "x"
+	})
+	if c.Header.Version != 3 || c.Header.Term.Cols != 80 || c.Header.Term.Rows != 24 || c.Header.Term.Type == "" {
+		t.Errorf("header: %+v", c.Header)
+	}
+	n, markers, inputs := codes(c)
+	for _, code := range []string{"o", "i", "r", "m", "x"} {
+		if n[code] == 0 {
+			t.Errorf("no %q event: %v", code, n)
+		}
+	}
+	if !strings.Contains(c.Output(), "rec-42") {
+		t.Errorf("output lacks the command's output")
+	}
+	if !hasPrefixed(markers, "prompt exit=0") || !hasPrefixed(markers, "prompt exit=1") {
+		t.Errorf("markers lack the prompts with exit codes: %q", markers)
+	}
+	if !slicesContain(inputs, strings.Repeat("*", len(secret))+"\r") {
+		t.Errorf("the secret's input is not its mask: %q", inputs)
+	}
+	if !slicesContain(inputs, "echo rec-$((6*7))\r") {
+		t.Errorf("the agent's input is missing: %q", inputs)
+	}
+	if bytes.Contains(raw, []byte(secret)) {
+		t.Fatalf("the secret is in the recording")
+	}
+	if last := c.Events[len(c.Events)-1]; last.Data != "0" {
+		t.Errorf("exit event %+v, want 0", last)
+	}
+	rs := false
+	for _, e := range c.Events {
+		rs = rs || e.Code == "r" && e.Data == "100x30"
+	}
+	if !rs {
+		t.Errorf("no resize event 100x30")
+	}
+
+	// rec text: the final screen through our own emulator, as view_screen
+	// showed it before exit (the screen after exit adds the "exit" line).
+	text := runRec(t, "text", "--cache-dir", cacheDir(), path)
+	final := h.must("view_screen", map[string]any{"session_id": id})["content"].(string)
+	if strings.TrimRight(text, "\n") != final {
+		t.Errorf("rec text:\n%s\nview_screen:\n%s", text, final)
+	}
+	if !strings.HasPrefix(final, view[:min(len(view), 20)]) {
+		t.Logf("screen before exit:\n%s", view)
+	}
+
+	// The v2 export, played by Debian's asciinema, and our replay.
+	v2 := filepath.Join(t.TempDir(), "v2.cast")
+	runRec(t, "convert", "--v2", path, v2)
+	ours := runRec(t, "play", "--speed", "1000000", path)
+	if ours != c.Output() {
+		t.Errorf("rec play wrote %d bytes, the output events hold %d", len(ours), len(c.Output()))
+	}
+	asciinema := testutil.NeedProgram(t, "asciinema")
+	// asciinema cat reads keys from /dev/tty: it gets a terminal of its
+	// own as its controlling terminal, its output goes to a pipe.
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	cat := exec.Command(asciinema, "cat", v2)
+	cat.Stdin = tty
+	cat.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	var stderr bytes.Buffer
+	cat.Stderr = &stderr
+	out, err := cat.Output()
+	if err != nil {
+		t.Fatalf("asciinema cat: %v\n%s", err, stderr.String())
+	}
+	if string(out) != ours {
+		t.Errorf("asciinema cat of the v2 export (%d bytes) differs from rec play (%d bytes)", len(out), len(ours))
+	}
+}
+
+func slicesContain(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runRec runs `termhost rec ARGS` and returns its standard output.
+func runRec(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"rec"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("termhost rec %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// Every session recorded with --record-dir: a Telnet session to BusyBox's
+// telnetd logged in by the host, whose password appears as its mask;
+// login and prompt markers from the session's events.
+func TestRecordTelnetBusyBox(t *testing.T) {
+	requireTool(t, "/bin/busybox", "--list")
+	user, pass := sshdtest.SystemUser(t)
+	port := freePort(t)
+	cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/login")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitListening(t, port)
+	dir := filepath.Join(t.TempDir(), "recs")
+	h, _ := startRecHost(t, []trustCred{{ID: "box", Port: port, User: user, Pass: pass}}, "--record-dir", dir)
+	c := h.call(40*time.Second, "telnet_connect", map[string]any{"credentialId": "box", "dialect": "auto"})
+	if c.isErr || c.res["loggedIn"] != true {
+		t.Fatalf("login: %+v", c)
+	}
+	id := c.res["sessionId"].(string)
+	path, _ := c.res["recording"].(string)
+	if filepath.Dir(path) != dir {
+		t.Fatalf("recording %q, want a file in %s", path, dir)
+	}
+	r := h.must("run_command", map[string]any{"sessionId": id, "command": "echo out-$((6*7))", "timeoutMs": 15000})
+	if r["output"] != "out-42\n" {
+		t.Errorf("run_command: %v", r)
+	}
+	h.must("telnet_disconnect", map[string]any{"sessionId": id})
+	var cast *record.Cast
+	var raw []byte
+	testutil.Eventually(t, 10*time.Second, "the recording ends with the session", func() bool {
+		cast, raw = readCast(t, path)
+		_, markers, _ := codes(cast)
+		return hasPrefixed(markers, "end: ")
+	})
+	if cast.Header.Version != 3 || cast.Header.Term.Cols != 80 || cast.Header.Term.Rows != 24 {
+		t.Errorf("header: %+v", cast.Header)
+	}
+	n, markers, inputs := codes(cast)
+	if n["o"] == 0 || n["i"] == 0 {
+		t.Errorf("events: %v", n)
+	}
+	if !hasPrefixed(markers, "login: password") || !hasPrefixed(markers, "prompt") {
+		t.Errorf("markers: %q", markers)
+	}
+	if !slicesContain(inputs, strings.Repeat("*", len(pass))+"\r") || !slicesContain(inputs, user+"\r") {
+		t.Errorf("inputs %q: want the username and the password's mask", inputs)
+	}
+	if bytes.Contains(raw, []byte(pass)) {
+		t.Fatalf("the password is in the recording")
+	}
+	if !strings.Contains(cast.Output(), "out-42") {
+		t.Errorf("output lacks the command's output")
+	}
+}
+
+// A server killed outright (kill -9) leaves a recording that reads back,
+// missing at most the last second.
+func TestRecordKill9(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "recs")
+	h, _ := startRecHost(t, nil, "--record-dir", dir)
+	r := h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-c", "while :; do date +T%s.%N; sleep 0.02; done"}})
+	path, _ := r["recording"].(string)
+	h.screenHas(r["session_id"].(string), "T")
+	time.Sleep(1500 * time.Millisecond) // the clock the program prints runs on
+	killed := time.Now()
+	if err := syscall.Kill(h.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := readCast(t, path)
+	out := c.Output()
+	i := strings.LastIndex(out, "T")
+	var last float64
+	for j := i - 1; j >= 0 && last == 0; j = strings.LastIndex(out[:j], "T") {
+		end := strings.IndexAny(out[j+1:], "\r\n")
+		if end < 0 {
+			continue
+		}
+		last, _ = strconv.ParseFloat(out[j+1:j+1+end], 64)
+	}
+	lost := float64(killed.UnixNano())/1e9 - last
+	t.Logf("the recording's last line was printed %.3f s before the kill", lost)
+	if last == 0 || lost > 1 {
+		t.Fatalf("the recording lost %.3f s (last time %f)", lost, last)
+	}
+}
