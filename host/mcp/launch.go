@@ -29,8 +29,8 @@ type launchIn struct {
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"working directory"`
 	Cols    int               `json:"cols,omitempty" jsonschema:"columns (default 80)"`
 	Rows    int               `json:"rows,omitempty" jsonschema:"rows (default 24)"`
-	Name    string            `json:"name,omitempty" jsonschema:"unique name, usable wherever a session_id is"`
-	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect (e.g. frr for vtysh) or auto"`
+	Name    string            `json:"name,omitempty" jsonschema:"unique name"`
+	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect or auto"`
 	Record  bool              `json:"record,omitempty"`
 }
 

@@ -19,7 +19,7 @@ import (
 // (view_screen, send_keys, wait_for…) take its processId as session_id.
 
 type startPTYIn struct {
-	Command string            `json:"command" jsonschema:"command line to run (a shell line is run by /bin/sh -c)"`
+	Command string            `json:"command" jsonschema:"command line (shell syntax: /bin/sh -c)"`
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"working directory"`
 	Env     map[string]string `json:"env,omitempty" jsonschema:"environment variables to set"`
 	Cols    int               `json:"cols,omitempty" jsonschema:"columns (default 80)"`
@@ -56,13 +56,13 @@ func splitCommand(line string) (string, []string) {
 func (s *Server) addPTYTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "start_pty",
-		Description: "Start a command under a pseudo-terminal, owned by this client. Returns processId (also a session_id for view_screen/send_keys).",
+		Description: "Start a command under a PTY. Returns processId (a session_id too).",
 		Annotations: &sdk.ToolAnnotations{Title: "Start PTY", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, processBounds, s.startPTY)
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "kill_pty",
-		Description: "Stop a PTY process (SIGTERM to its group, SIGKILL after 3 s) and forget it.",
+		Description: "Stop a PTY process (SIGTERM, SIGKILL after 3 s) and forget it.",
 		Annotations: &sdk.ToolAnnotations{Title: "Kill PTY", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) { p["processId"].MaxLength = ptr(maxRefLen) }, s.killPTY)
 

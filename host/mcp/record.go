@@ -25,13 +25,13 @@ func withRecording(out map[string]any, sess *session.Session) map[string]any {
 func (s *Server) addRecordTools() {
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "record_start",
-		Description: "Record the session from now on to an asciicast v3 file (record:true on open tools: from its start). Returns its path.",
-		Annotations: &sdk.ToolAnnotations{Title: "Record", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Description: "Record the session from now on to an asciicast file (record:true when opening: from its start); returns its path.",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, tuiRef, s.recordStart)
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "record_stop",
-		Description: "Stop recording the session; returns the file's path.",
-		Annotations: &sdk.ToolAnnotations{Title: "Stop recording", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Description: "Stop recording the session; returns the path.",
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, tuiRef, s.recordStop)
 }
 

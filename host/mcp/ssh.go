@@ -79,7 +79,7 @@ func (s *Server) addSSHTools() {
 
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_shell",
-		Description: "Open an interactive SSH shell with a screen; returns session_id for the screen tools.",
+		Description: "Open an SSH shell with a screen; returns session_id.",
 		Annotations: &sdk.ToolAnnotations{Title: "SSH shell", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)

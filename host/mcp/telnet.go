@@ -24,12 +24,12 @@ import (
 type connectIn struct {
 	Host    string   `json:"host,omitempty" jsonschema:"host name or IP address"`
 	Port    int      `json:"port,omitempty" jsonschema:"TCP port, usually 23"`
-	Timeout int      `json:"timeout,omitempty" jsonschema:"connect timeout in ms (default 5000)"`
-	Name    string   `json:"name,omitempty" jsonschema:"unique name, usable wherever a sessionId is"`
-	Term    string   `json:"term,omitempty" jsonschema:"terminal type sent to the server (default xterm-256color)"`
+	Timeout int      `json:"timeout,omitempty" jsonschema:"connect timeout, ms"`
+	Name    string   `json:"name,omitempty" jsonschema:"unique name"`
+	Term    string   `json:"term,omitempty" jsonschema:"TTYPE (default xterm-256color)"`
 	Cols    int      `json:"cols,omitempty" jsonschema:"window width (default 80)"`
 	Rows    int      `json:"rows,omitempty" jsonschema:"window height (default 24)"`
-	Plugins []string `json:"plugins,omitempty" jsonschema:"plugins to chain after telnet, e.g. a dialect"`
+	Plugins []string `json:"plugins,omitempty" jsonschema:"plugins after telnet"`
 	// CredentialID logs in with a credential (SPEC DEV-3): host and port
 	// default to the credential's, the login dialogue is answered by the
 	// host.
@@ -113,8 +113,8 @@ func (s *Server) addTelnetTools() {
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name: "telnet_read",
-		Description: "Return output received since the last read. Wait with until/prompt/idleMs/exit " +
-			"(timeoutMs caps it); reason says why it returned.",
+		Description: "Output since the last read; waits with until/prompt/idleMs/exit (timeoutMs caps it); " +
+			"reason says why it returned.",
 		// Reading consumes buffered output, so it is not read-only.
 		Annotations: &sdk.ToolAnnotations{Title: "Telnet read", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {

@@ -47,6 +47,7 @@ type Recorder struct {
 	closed  bool
 	mark    int // where the event being encoded starts in buf
 
+	wmu       sync.Mutex // one flush at a time (spare is its own)
 	kick, big chan struct{}
 	done      chan struct{}
 	loopDone  chan struct{}
@@ -280,6 +281,8 @@ func (r *Recorder) loop() {
 
 // flush writes what is pending.
 func (r *Recorder) flush() {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	r.mu.Lock()
 	if r.dropped > 0 {
 		note := fmt.Sprintf("termhost: %d bytes of output were not recorded (the disk was too slow)", r.dropped)
