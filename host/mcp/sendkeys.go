@@ -30,7 +30,7 @@ type sendKeysIn struct {
 
 func (s *Server) addSendKeys() {
 	addTool(s, testerVoice, &sdk.Tool{
-		Name: "send_keys",
+		Name:        "send_keys",
 		Description: "Type into a session: text, then keys (by name), or paste. With a wait, returns the screen after it.",
 		Annotations: &sdk.ToolAnnotations{Title: "Send keys", DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
