@@ -336,3 +336,49 @@ func TestRecordKill9(t *testing.T) {
 		t.Fatalf("the recording lost %.3f s (last time %f)", lost, last)
 	}
 }
+
+// record_start records a session from now on, its screen as it was
+// first; record_stop ends the file (valid, the session goes on); the
+// errors name the field; start_pty's record starts with the session.
+func TestRecordStartStop(t *testing.T) {
+	h, data := startRecHost(t, nil)
+	id := h.must("launch_app", map[string]any{"command": "sh", "env": map[string]string{"PS1": "$ "}})["session_id"].(string)
+	h.must("send_keys", map[string]any{"session_id": id, "text": "echo before-$((1+1))", "keys": "Enter"})
+	h.screenHas(id, "before-2")
+	if l := h.must("list_sessions", map[string]any{}); strings.Contains(fmt.Sprint(l), "recording") {
+		t.Errorf("a session not recorded lists a recording: %v", l)
+	}
+	r := h.must("record_start", map[string]any{"session_id": id})
+	path, _ := r["recording"].(string)
+	if !strings.HasPrefix(path, filepath.Join(data, "termhost", "recordings")) {
+		t.Fatalf("record_start: %v", r)
+	}
+	if again := h.must("record_start", map[string]any{"session_id": id}); again["recording"] != path {
+		t.Errorf("record_start again: %v, want the same recording", again)
+	}
+	h.must("send_keys", map[string]any{"session_id": id, "text": "echo after-$((2+2))", "keys": "Enter"})
+	h.screenHas(id, "after-4")
+	if s := h.must("record_stop", map[string]any{"session_id": id}); s["recording"] != path {
+		t.Errorf("record_stop: %v", s)
+	}
+	if e := h.call(10*time.Second, "record_stop", map[string]any{"session_id": id}); !e.isErr || !strings.Contains(e.msg, "session_id") {
+		t.Errorf("record_stop of a session not recorded: %+v", e)
+	}
+	if e := h.call(10*time.Second, "record_start", map[string]any{"session_id": "nope"}); !e.isErr {
+		t.Errorf("record_start of no session: %+v", e)
+	}
+	c, _ := readCast(t, path)
+	out := c.Output()
+	if !strings.Contains(out, "before-2") || !strings.Contains(out, "after-4") {
+		t.Errorf("the recording lacks the screen before it or the output after: %q", out)
+	}
+	if text := runRec(t, "text", "--cache-dir", cacheDir(), path); !strings.Contains(text, "after-4") || !strings.Contains(text, "echo before-$((1+1))") {
+		t.Errorf("rec text:\n%s", text)
+	}
+	p := h.must("start_pty", map[string]any{"command": "echo pty-rec", "record": true})
+	ppath, _ := p["recording"].(string)
+	testutil.Eventually(t, 10*time.Second, "start_pty's recording has the output", func() bool {
+		b, _ := os.ReadFile(ppath)
+		return bytes.Contains(b, []byte("pty-rec"))
+	})
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -78,7 +79,48 @@ func (s *Session) StartRecording(ctx context.Context) (string, error) {
 	if r := s.recorder(); r != nil {
 		return r.Path(), nil
 	}
-	return s.startRecordingLocked()
+	path, err := s.startRecordingLocked()
+	if err == nil {
+		s.recordScreen()
+	}
+	return path, err
+}
+
+// recordScreen starts a recording begun mid-session with the screen as
+// it is (drawn from the top left with its colours, the cursor put back),
+// so a replay shows what the session showed. Caller holds the chain.
+func (s *Session) recordScreen() {
+	r := s.recorder()
+	if r == nil || s.screen == nil {
+		return
+	}
+	s.syncScreen()
+	reply, err := s.ask(s.screen, []byte(`{"op":"screen","format":"ansi"}`))
+	if err != nil {
+		return
+	}
+	var scr struct {
+		Lines  []string `json:"lines"`
+		Cursor struct{ Row, Col int }
+		Alt    bool `json:"altScreen"`
+	}
+	if json.Unmarshal(reply, &scr) != nil {
+		return
+	}
+	var b []byte
+	if scr.Alt {
+		b = append(b, "\x1b[?1049h"...)
+	}
+	b = append(b, "\x1b[H\x1b[2J"...)
+	for i, l := range scr.Lines {
+		if i > 0 {
+			b = append(b, "\r\n"...)
+		}
+		b = append(b, l...)
+		b = append(b, "\x1b[0m"...)
+	}
+	b = fmt.Appendf(b, "\x1b[%d;%dH", scr.Cursor.Row+1, scr.Cursor.Col+1)
+	r.Output(b)
 }
 
 // startRecordingLocked starts a recorder; the caller holds the chain (or
