@@ -8,6 +8,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,9 +195,16 @@ const hexDigits = "0123456789abcdef"
 
 // appendEscaped appends s as the inside of a JSON string: quotes,
 // backslashes and control characters escaped, invalid UTF-8 as U+FFFD.
+// Runs of plain ASCII are found eight bytes at a time.
 func appendEscaped(b []byte, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++
@@ -231,6 +239,17 @@ func appendEscaped(b []byte, s []byte) []byte {
 		i += size
 	}
 	return append(b, s[start:]...)
+}
+
+// plain8 says whether eight bytes are all printable ASCII other than the
+// quote and the backslash (SWAR: no byte below 0x20 or from 0x80, none
+// equal to '"' or '\\').
+func plain8(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	below := (w - lo*0x20) &^ w
+	quote := w ^ (lo * '"')
+	slash := w ^ (lo * '\\')
+	return (below|(quote-lo)&^quote|(slash-lo)&^slash|w)&hi == 0
 }
 
 // Output is the concatenation of a recording's output events: what a

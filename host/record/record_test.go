@@ -2,11 +2,13 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/host/session"
@@ -231,5 +233,40 @@ func TestRecorderOutputAllocs(t *testing.T) {
 	r.flush()
 	if n := testing.AllocsPerRun(50, func() { r.Output(p); r.flush() }); n > 0 {
 		t.Errorf("%v allocations per output", n)
+	}
+}
+
+func BenchmarkEscape(b *testing.B) {
+	p := bytes.Repeat([]byte(strings.Repeat("the quick brown fox jumps over the lazy dog ", 2)[:78]+"\r\n"), 400)
+	var out []byte
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		out = appendEscaped(out[:0], p)
+	}
+}
+
+// appendEscaped is valid JSON for any bytes: what it decodes to is the
+// input with each invalid byte as U+FFFD.
+func TestEscapeAnyBytes(t *testing.T) {
+	seed := uint64(1)
+	for n := range 2000 {
+		p := make([]byte, n%97)
+		for i := range p {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			p[i] = byte(seed >> 56)
+			if seed&3 == 0 {
+				p[i] = "ab\"\\\r\n\x1b~"[seed>>8%8]
+			}
+		}
+		var want strings.Builder
+		for q := p; len(q) > 0; {
+			r, size := utf8.DecodeRune(q)
+			want.WriteRune(r)
+			q = q[size:]
+		}
+		var got string
+		if err := json.Unmarshal(append(append([]byte{'"'}, appendEscaped(nil, p)...), '"'), &got); err != nil || got != want.String() {
+			t.Fatalf("%q: got %q (%v), want %q", p, got, err, want.String())
+		}
 	}
 }

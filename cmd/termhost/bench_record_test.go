@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkRecordCatOverhead: BenchmarkCatThroughput's PTY path (cat of
+// 100 MB of 80-column text under a PTY session → ring → vt, until the
+// process exits), recorded and not, alternating in one server; each
+// iteration runs both. Reports the medians and the overhead of recording.
+func BenchmarkRecordCatOverhead(b *testing.B) {
+	const size = 100 << 20
+	file := filepath.Join(b.TempDir(), "big.txt")
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := strings.Repeat("the quick brown fox jumps over the lazy dog ", 2)[:78] + "\r\n"
+	for n := 0; n < size; n += len(line) {
+		f.WriteString(line)
+	}
+	f.Close()
+	// record:true writes under the server's data directory.
+	b.Setenv("XDG_DATA_HOME", filepath.Join(b.TempDir(), "data"))
+	c := startLean(b, "--log-level", "warn", "--record-max-file-mb", "512", "--record-max-total-mb", "2048")
+	run := func(record bool) (float64, string) {
+		start := time.Now()
+		r := c.call(b, "launch_app", map[string]any{"command": "cat", "args": []string{file}, "record": record})
+		id := r["session_id"].(string)
+		w := c.call(b, "wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 300000})
+		if w["reason"] != "exit" {
+			b.Fatalf("cat: %v", w)
+		}
+		mbs := size / time.Since(start).Seconds() / 1e6
+		c.call(b, "stop_app", map[string]any{"session_id": id})
+		path, _ := r["recording"].(string)
+		return mbs, path
+	}
+	var plain, recorded []float64
+	var fileSize int64
+	for b.Loop() {
+		mbs, _ := run(false)
+		plain = append(plain, mbs)
+		mbs, path := run(true)
+		recorded = append(recorded, mbs)
+		if fi, err := os.Stat(path); err == nil {
+			fileSize = fi.Size()
+			os.Remove(path)
+		}
+	}
+	p, r := median64(plain), median64(recorded)
+	b.ReportMetric(p, "MB/s-plain")
+	b.ReportMetric(r, "MB/s-recorded")
+	b.ReportMetric(100*(p-r)/p, "%-overhead")
+	b.ReportMetric(float64(fileSize)/size, "file/output")
+}
+
+// BenchmarkRecordBusyShell estimates the size of an hour's recording of a
+// busy shell from a bounded run: a bash session (shell integration, so a
+// prompt marker per command) running commands back to back, each typed by
+// the agent and printing about 2 KB (a directory listing, a process
+// table, a file's head), the recording's bytes per command times one
+// command a second for an hour.
+func BenchmarkRecordBusyShell(b *testing.B) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		b.Skip("no bash")
+	}
+	recs := b.TempDir()
+	c := startLean(b, "--log-level", "warn", "--record-dir", recs)
+	commands := []string{"ls -l /usr/bin | head -25", "ps aux | head -15", "head -c 1500 /etc/services", "date; uptime; df -h | head -8"}
+	for b.Loop() {
+		r := c.call(b, "launch_app", map[string]any{"command": "bash", "env": map[string]string{"HOME": b.TempDir()}})
+		id, path := r["session_id"].(string), r["recording"].(string)
+		c.call(b, "wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 15000})
+		start, _ := os.Stat(path)
+		const n = 200
+		for i := range n {
+			w := c.call(b, "send_keys", map[string]any{"session_id": id, "text": commands[i%len(commands)], "keys": "Enter", "prompt": true, "timeoutMs": 15000})
+			if w["reason"] != "prompt" {
+				b.Fatalf("command %d: %v", i, w)
+			}
+		}
+		c.call(b, "stop_app", map[string]any{"session_id": id})
+		time.Sleep(time.Second) // the recorder's last flush
+		end, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		per := float64(end.Size()-start.Size()) / n
+		b.ReportMetric(per, "B/command")
+		b.ReportMetric(per*3600/1e6, "MB/hour-at-1-cmd/s")
+	}
+}
