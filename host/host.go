@@ -200,6 +200,20 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
 	var credStore atomic.Pointer[secrets.Store] // set once the ssh plugin is known to be there
+	// Programs do not read the recordings: over HTTP they hold other
+	// clients' sessions.
+	recDir := cfg.RecordDir
+	if recDir == "" {
+		recDir, _ = record.DefaultDir()
+	}
+	if hidden := cfg.HiddenPaths; recDir != "" {
+		cfg.HiddenPaths = func() []string {
+			if hidden == nil {
+				return []string{recDir}
+			}
+			return append(hidden(), recDir)
+		}
+	}
 	programs, contain, err := newPrograms(cfg, &credStore, warmup)
 	if err != nil {
 		plugins.Close()
