@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,36 +26,49 @@ const (
 	maxPending = 8 << 20
 )
 
-// Recorder writes one session's recording (session.Recorder): events are
-// encoded into memory under a lock, as they happen, and a goroutine of its
-// own writes them to the file at most FlushEvery later, so the session's
-// walks never wait for the disk.
+// Recorder writes one session's recording (session.Recorder). The
+// session's walks only copy what happened, with its time, into a pending
+// buffer under a lock; a goroutine of its own encodes it as asciicast and
+// writes it at most FlushEvery later, so a walk neither encodes nor waits
+// for the disk.
 type Recorder struct {
 	st   *Store
 	path string
 	f    *os.File
-	max  int64 // this file's bound (Store.MaxFile)
 
 	mu      sync.Mutex
-	buf     []byte    // encoded, not yet written
+	raw     []byte    // pending records (appendRecord), not yet encoded
 	start   time.Time // the header's moment
-	lastUs  int64     // time of the last event, µs since start
-	held    [utf8.UTFMax]byte
-	nHeld   int   // an incomplete character held for the next output
-	size    int64 // bytes written and pending
-	dropped int64 // output dropped while the disk was slow
-	stopped string
+	lastUs  int64     // time of the last record, µs since start
+	dropped int64     // output dropped while the disk was slow
+	stopped string    // why the recording stopped early ("" : it goes on)
+	ending  bool      // End is recording the end: past any bound
 	closed  bool
-	mark    int // where the event being encoded starts in buf
 
-	wmu       sync.Mutex // one flush at a time (spare is its own)
+	// The writer's own (wmu).
+	wmu      sync.Mutex
+	enc      []byte // encoded, being written
+	spare    []byte // the other pending buffer
+	encUs    int64  // time of the last event encoded
+	held     [utf8.UTFMax]byte
+	nHeld    int   // an incomplete character held for the next output
+	written  int64 // bytes in the file
+	max      int64 // the file's bound (Store.MaxFile; 0 once ending)
+	boundHit bool
+
 	kick, big chan struct{}
 	done      chan struct{}
 	loopDone  chan struct{}
-	spare     []byte
 }
 
 var _ session.Recorder = (*Recorder)(nil)
+
+// A pending record: code (with noBound set for the end's records), µs
+// since start, length, then the bytes.
+const (
+	recHead = 1 + 8 + 4
+	noBound = 0x80
+)
 
 func newRecorder(st *Store, path string, f *os.File, info session.RecordInfo) *Recorder {
 	now := time.Now()
@@ -66,10 +80,9 @@ func newRecorder(st *Store, path string, f *os.File, info session.RecordInfo) *R
 		h.Command = info.Peer.Command
 	}
 	hb, _ := json.Marshal(h)
-	r.buf = append(append(r.buf, hb...), '\n')
-	r.size = int64(len(r.buf))
+	r.enc = append(append(r.enc, hb...), '\n')
 	go r.loop()
-	r.wake(false)
+	r.wake(true)
 	return r
 }
 
@@ -77,60 +90,22 @@ func newRecorder(st *Store, path string, f *os.File, info session.RecordInfo) *R
 func (r *Recorder) Path() string { return r.path }
 
 // Output records what the session's buffer got.
-func (r *Recorder) Output(p []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed || r.stopped != "" {
-		return
-	}
-	if len(r.buf) > maxPending {
-		r.dropped += int64(len(p))
-		return
-	}
-	// A character cut between chunks is written whole, with the next.
-	if r.nHeld > 0 {
-		for len(p) > 0 && r.nHeld < utf8.UTFMax && !utf8.FullRune(r.held[:r.nHeld]) {
-			r.held[r.nHeld] = p[0]
-			r.nHeld++
-			p = p[1:]
-		}
-		if !utf8.FullRune(r.held[:r.nHeld]) && len(p) == 0 {
-			return
-		}
-	}
-	cut := len(p)
-	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
-		if utf8.RuneStart(p[i]) {
-			if !utf8.FullRune(p[i:]) {
-				cut = i
-			}
-			break
-		}
-	}
-	if r.nHeld == 0 && cut == 0 {
-		r.nHeld = copy(r.held[:], p)
-		return
-	}
-	r.open("o")
-	r.buf = appendEscaped(r.buf, r.held[:r.nHeld])
-	r.buf = appendEscaped(r.buf, p[:cut])
-	r.close()
-	r.nHeld = copy(r.held[:], p[cut:])
-}
+func (r *Recorder) Output(p []byte) { r.add('o', p) }
 
 // Input records what was sent.
-func (r *Recorder) Input(p []byte) { r.add("i", p) }
+func (r *Recorder) Input(p []byte) { r.add('i', p) }
 
 // Resize records a new screen size.
 func (r *Recorder) Resize(cols, rows int) {
-	r.add("r", []byte(strconv.Itoa(cols)+"x"+strconv.Itoa(rows)))
+	var b [24]byte
+	r.add('r', fmt.Appendf(b[:0], "%dx%d", cols, rows))
 }
 
 // Event records a marker for the events a person replaying the session
 // looks for (Marker): prompts, pagers, questions, logins, exit codes.
 func (r *Recorder) Event(e *session.Event) {
 	if label := Marker(e); label != "" {
-		r.add("m", []byte(label))
+		r.add('m', []byte(label))
 	}
 }
 
@@ -139,20 +114,16 @@ func (r *Recorder) Event(e *session.Event) {
 func (r *Recorder) End(reason string, exit *link.ExitStatus) {
 	r.mu.Lock()
 	if !r.closed {
-		r.stopped, r.max = "", 0 // the end is recorded even past the size bound
-		if r.nHeld > 0 {
-			r.event("o", r.held[:r.nHeld])
-			r.nHeld = 0
-		}
+		r.ending = true
 		if reason != "" {
-			r.event("m", []byte("end: "+reason))
+			r.appendRecord('m'|noBound, []byte("end: "+reason))
 		}
 		if exit != nil {
 			code := exit.Code
 			if exit.Signal != "" && code < 0 {
 				code = 128 + signalNumber(exit.Signal)
 			}
-			r.event("x", []byte(strconv.Itoa(code)))
+			r.appendRecord('x'|noBound, []byte(strconv.Itoa(code)))
 		}
 	}
 	r.mu.Unlock()
@@ -183,59 +154,36 @@ func (r *Recorder) stop(why string) {
 	if r.closed || r.stopped != "" {
 		return
 	}
-	note := "termhost: recording stopped: " + why
-	r.event("m", []byte(note))
-	r.buf = append(append(append(r.buf, "# "...), note...), '\n')
+	r.appendRecord('#'|noBound, []byte("termhost: recording stopped: "+why))
 	r.stopped = why
 	r.wake(true)
 }
 
 // add records one event.
-func (r *Recorder) add(code string, data []byte) {
+func (r *Recorder) add(code byte, data []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || r.stopped != "" {
+	if r.closed || r.stopped != "" || r.ending {
 		return
 	}
-	r.event(code, data)
-}
-
-// event encodes one event; caller holds mu.
-func (r *Recorder) event(code string, data []byte) {
-	r.open(code)
-	r.buf = appendEscaped(r.buf, data)
-	r.close()
-}
-
-// open starts an event line; close ends it (caller holds mu).
-func (r *Recorder) open(code string) {
-	us := time.Since(r.start).Microseconds()
-	if us < r.lastUs {
-		us = r.lastUs
+	if len(r.raw) > maxPending {
+		if code == 'o' {
+			r.dropped += int64(len(data))
+		}
+		return
 	}
-	r.mark = len(r.buf)
-	r.buf = append(r.buf, '[')
-	r.buf = appendSeconds(r.buf, us-r.lastUs)
-	r.buf = append(r.buf, `, "`...)
-	r.buf = append(r.buf, code...)
-	r.buf = append(r.buf, `", "`...)
+	r.appendRecord(code, data)
+}
+
+// appendRecord appends one pending record; caller holds mu.
+func (r *Recorder) appendRecord(code byte, data []byte) {
+	us := max(time.Since(r.start).Microseconds(), r.lastUs)
 	r.lastUs = us
-}
-
-func (r *Recorder) close() {
-	r.buf = append(r.buf, "\"]\n"...)
-	r.size += int64(len(r.buf) - r.mark)
-	r.wake(len(r.buf) >= flushAt)
-	if r.max > 0 && r.size >= r.max && r.stopped == "" {
-		why := fmt.Sprintf("this recording reached its size limit of %s", sizeString(r.max))
-		note := "termhost: recording stopped: " + why
-		r.open("m")
-		r.buf = appendEscaped(r.buf, []byte(note))
-		r.buf = append(r.buf, "\"]\n"...)
-		r.buf = append(append(append(r.buf, "# "...), note...), '\n')
-		r.stopped = why
-		r.st.log.Warn("recording stopped at its size limit", "path", r.path, "limit", r.max)
-	}
+	r.raw = append(r.raw, code)
+	r.raw = binary.LittleEndian.AppendUint64(r.raw, uint64(us))
+	r.raw = binary.LittleEndian.AppendUint32(r.raw, uint32(len(data)))
+	r.raw = append(r.raw, data...)
+	r.wake(len(r.raw) >= flushAt)
 }
 
 // wake tells the writer there is something to write: at its next period,
@@ -279,35 +227,126 @@ func (r *Recorder) loop() {
 	}
 }
 
-// flush writes what is pending.
+// flush encodes and writes what is pending.
 func (r *Recorder) flush() {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.mu.Lock()
-	if r.dropped > 0 {
-		note := fmt.Sprintf("termhost: %d bytes of output were not recorded (the disk was too slow)", r.dropped)
-		r.open("m")
-		r.buf = appendEscaped(r.buf, []byte(note))
-		r.buf = append(r.buf, "\"]\n"...)
-		r.dropped = 0
-	}
-	p := r.buf
-	r.buf = r.spare[:0]
+	raw, dropped := r.raw, r.dropped
+	r.raw, r.spare, r.dropped = r.spare[:0], nil, 0
+	nowUs := r.lastUs
 	r.mu.Unlock()
-	if len(p) == 0 {
-		r.spare = p
-		return
+	pending := raw
+	for len(raw) >= recHead {
+		code := raw[0]
+		us := int64(binary.LittleEndian.Uint64(raw[1:]))
+		n := int(binary.LittleEndian.Uint32(raw[9:]))
+		data := raw[recHead : recHead+n]
+		raw = raw[recHead+n:]
+		r.encode(code, us, data)
 	}
-	if _, err := r.f.Write(p); err != nil {
-		r.st.log.Warn("recording not written", "path", r.path, "err", err)
+	if dropped > 0 {
+		r.encode('m'|noBound, nowUs, fmt.Appendf(nil, "termhost: %d bytes of output were not recorded (the disk was too slow)", dropped))
 	}
-	r.st.grow(int64(len(p)))
-	if cap(p) > flushAt*2 {
-		p = nil
+	if len(r.enc) > 0 {
+		if _, err := r.f.Write(r.enc); err != nil {
+			r.st.log.Warn("recording not written", "path", r.path, "err", err)
+		}
+		r.written += int64(len(r.enc))
+		r.st.grow(int64(len(r.enc)))
+		r.enc = r.enc[:0]
+	}
+	if cap(r.enc) > 4*flushAt {
+		r.enc = nil
+	}
+	if cap(pending) > 4*flushAt {
+		pending = nil
 	}
 	r.mu.Lock()
-	r.spare = p[:0]
+	r.spare = pending[:0]
 	r.mu.Unlock()
+}
+
+// encode appends one event to enc, holding an incomplete last character
+// of output for the next; past the file's bound only the end's records
+// are written, after a note. Caller holds wmu.
+func (r *Recorder) encode(code byte, us int64, data []byte) {
+	always := code&noBound != 0
+	code &^= noBound
+	if !always && r.max > 0 && r.written+int64(len(r.enc)) >= r.max {
+		if !r.boundHit {
+			r.boundHit = true
+			why := fmt.Sprintf("this recording reached its size limit of %s", sizeString(r.max))
+			r.mu.Lock()
+			if r.stopped == "" {
+				r.stopped = why
+			}
+			r.mu.Unlock()
+			r.st.log.Warn("recording stopped at its size limit", "path", r.path, "limit", r.max)
+			r.encode('#'|noBound, us, []byte("termhost: recording stopped: "+why))
+		}
+		return
+	}
+	if code == '#' { // a note: a marker, and a comment a reader of the file sees
+		r.line(us, 'm', data)
+		r.enc = append(append(append(r.enc, "# "...), data...), '\n')
+		return
+	}
+	if code != 'o' {
+		if r.nHeld > 0 && (code == 'x' || code == 'm' && always) {
+			r.line(us, 'o', r.held[:r.nHeld]) // the end: nothing more will complete it
+			r.nHeld = 0
+		}
+		r.line(us, code, data)
+		return
+	}
+	// A character cut between chunks is written whole, with the next.
+	var head []byte
+	if r.nHeld > 0 {
+		for len(data) > 0 && r.nHeld < utf8.UTFMax && !utf8.FullRune(r.held[:r.nHeld]) {
+			r.held[r.nHeld] = data[0]
+			r.nHeld++
+			data = data[1:]
+		}
+		if !utf8.FullRune(r.held[:r.nHeld]) {
+			return
+		}
+		head = r.held[:r.nHeld]
+	}
+	cut := len(data)
+	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(data[i]) {
+			if !utf8.FullRune(data[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if len(head) > 0 || cut > 0 {
+		r.open(us, 'o')
+		r.enc = appendEscaped(r.enc, head)
+		r.enc = appendEscaped(r.enc, data[:cut])
+		r.enc = append(r.enc, "\"]\n"...)
+	}
+	r.nHeld = copy(r.held[:], data[cut:])
+}
+
+// line appends one whole event.
+func (r *Recorder) line(us int64, code byte, data []byte) {
+	r.open(us, code)
+	r.enc = appendEscaped(r.enc, data)
+	r.enc = append(r.enc, "\"]\n"...)
+}
+
+// open starts an event line at time us.
+func (r *Recorder) open(us int64, code byte) {
+	us = max(us, r.encUs)
+	r.enc = append(r.enc, '[')
+	r.enc = appendSeconds(r.enc, us-r.encUs)
+	r.enc = append(r.enc, ", \""...)
+	r.enc = append(r.enc, code)
+	r.enc = append(r.enc, "\", \""...)
+	r.encUs = us
 }
 
 // signalNumber is a signal's number on Linux, for a shell's 128+n exit
