@@ -270,3 +270,22 @@ func TestEscapeAnyBytes(t *testing.T) {
 		}
 	}
 }
+
+// A directory others may write is refused; one termhost makes is 0700.
+func TestStoreDirectory(t *testing.T) {
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777)
+	if _, err := OpenStore(open, 0, 0, nil); err == nil || !strings.Contains(err.Error(), "other users may write") {
+		t.Errorf("a world-writable directory: %v", err)
+	}
+	if fi, _ := os.Stat(open); fi.Mode().Perm() != 0o777 {
+		t.Errorf("the directory given was changed: %v", fi.Mode())
+	}
+	st := openTest(t, 0, 0)
+	if fi, err := os.Stat(st.Dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("made: %v %v", fi.Mode(), err)
+	}
+}

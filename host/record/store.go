@@ -85,10 +85,12 @@ func OpenStore(dir string, maxFile, maxTotal int64, log *slog.Logger) (*Store, e
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("recordings directory %s: not a directory", dir)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("recordings directory %s is open to other users (%v) and cannot be made 0700: %w", dir, fi.Mode().Perm(), err)
-		}
+	// A directory termhost made is 0700. One given that others may write
+	// (/tmp) is refused: they could replace or remove recordings.
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return nil, fmt.Errorf("recordings directory %s: other users may write in it (mode %v); give a directory only you can write, e.g. one made with mode 0700", dir, perm)
+	} else if perm&0o077 != 0 {
+		log.Warn("recordings directory is readable by other users; the recordings themselves are 0600", "dir", dir, "mode", perm.String())
 	}
 	st := &Store{Dir: dir, MaxFile: maxFile, MaxTotal: maxTotal, log: log}
 	for _, f := range st.files() {
