@@ -382,3 +382,30 @@ func TestRecordStartStop(t *testing.T) {
 		return bytes.Contains(b, []byte("pty-rec"))
 	})
 }
+
+// An SSH shell recorded from its start (ssh_shell's record) against a
+// real sshd: output, input, prompt markers from the dialect.
+func TestRecordSSHShell(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", data) // the server started below inherits it
+	f := newSSHFixture(t)
+	res := f.mustCall(t, "ssh_shell", map[string]any{"credentialId": "key", "record": true, "dialect": "auto"})
+	id, _ := res["session_id"].(string)
+	path, _ := res["recording"].(string)
+	if id == "" || !strings.HasPrefix(path, filepath.Join(data, "termhost", "recordings")) {
+		t.Fatalf("ssh_shell: %v", res)
+	}
+	h := &hostProc{t: t, cs: f.cs}
+	mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": "echo ssh-rec-$((6*7))", "keys": "Enter"})
+	h.screenHas(id, "ssh-rec-42")
+	mustCall(t, f.cs, "record_stop", map[string]any{"session_id": id})
+	c, _ := readCast(t, path)
+	n, markers, inputs := codes(c)
+	// The rules' line check sends the line and its Enter apart.
+	if n["o"] == 0 || strings.Join(inputs, "") != "echo ssh-rec-$((6*7))\r" || !strings.Contains(c.Output(), "ssh-rec-42") {
+		t.Errorf("events %v, inputs %q", n, inputs)
+	}
+	if !hasPrefixed(markers, "prompt") {
+		t.Errorf("no prompt marker: %q", markers)
+	}
+}
