@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -408,4 +411,91 @@ func TestRecordSSHShell(t *testing.T) {
 	if !hasPrefixed(markers, "prompt") {
 		t.Errorf("no prompt marker: %q", markers)
 	}
+}
+
+// The npm asciinema-player, in Debian's Chromium headless, plays a
+// recording (v3 as written) to its end and shows the screen `rec text`
+// shows.
+func TestRecordBrowserPlayer(t *testing.T) {
+	chromium := testutil.NeedProgram(t, "chromium")
+	t.Setenv("CHROMIUM", chromium)
+	dir := castPlayer(t)
+	h, _ := startRecHost(t, nil)
+	r := h.must("launch_app", map[string]any{"command": "sh", "args": []string{"-c", "printf 'one\\n\\033[1mtwo\\033[0m\\n'; ls -l /usr | head -5; printf 'caf\\303\\251 end'"}, "record": true})
+	id, path := r["session_id"].(string), r["recording"].(string)
+	if w := h.must("wait_for", map[string]any{"session_id": id, "exit": true, "timeoutMs": 15000}); w["reason"] != "exit" {
+		t.Fatalf("sh: %v", w)
+	}
+	testutil.Eventually(t, 10*time.Second, "the recording ends", func() bool {
+		c, _ := readCast(t, path)
+		return len(c.Events) > 0 && c.Events[len(c.Events)-1].Code == "x"
+	})
+	ctx := exec.Command("node", filepath.Join(dir, "play.mjs"), path)
+	var stderr bytes.Buffer
+	ctx.Stderr = &stderr
+	out, err := ctx.Output()
+	if err != nil {
+		t.Fatalf("asciinema-player in chromium: %v\n%s", err, stderr.String())
+	}
+	var played struct{ Lines []string }
+	if err := json.Unmarshal(out, &played); err != nil {
+		t.Fatalf("play.mjs printed %q: %v", out, err)
+	}
+	n := len(played.Lines)
+	for n > 0 && played.Lines[n-1] == "" {
+		n--
+	}
+	got := strings.Join(played.Lines[:n], "\n")
+	want := strings.TrimRight(runRec(t, "text", "--cache-dir", cacheDir(), path), "\n")
+	if got != want || !strings.Contains(got, "café end") {
+		t.Errorf("asciinema-player shows:\n%s\nrec text:\n%s", got, want)
+	}
+}
+
+// castPlayer installs internal/castplayer (npm ci, from its lockfile:
+// asciinema-player and puppeteer-core, no browser download) into a cache
+// directory keyed by the lockfile's hash, with its script; it returns that
+// directory.
+func castPlayer(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		testutil.NeedProgram(t, tool)
+	}
+	src := filepath.Join("..", "..", "internal", "castplayer")
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(lock)
+	dir := filepath.Join(filepath.Dir(cacheDir()), "castplayer-"+hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"package.json", "package-lock.json", "play.mjs"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker := filepath.Join(dir, "node_modules", ".installed")
+	if _, err := os.Stat(marker); err == nil {
+		return dir
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+	npm.Dir = dir
+	if out, err := npm.CombinedOutput(); err != nil {
+		if testutil.InCI() {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+		t.Skipf("npm ci failed (no registry?): %v\n%s", err, lastLines(string(out), 5))
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
