@@ -160,33 +160,31 @@ func (s *Session) Recording() string {
 	return s.recPath
 }
 
-// Recorded says whether the session is being recorded now.
-func (s *Session) Recorded() bool { return s.rec.Load() != nil }
-
 // recordCommit gives the recorder what a walk staged and the events it
 // recorded, each event after the output before its offset. Caller holds
 // the chain; the bytes are still staged.
 func (s *Session) recordCommit(r Recorder, events []Event) {
 	head, end := s.buf.Head(), s.buf.End()
-	pos := head
-	out := func(to uint64) {
-		if to <= pos {
-			return
-		}
-		if cap(s.recScratch) > screenScratch {
-			s.recScratch = nil
-		}
-		s.recScratch = s.buf.ReadStaged(s.recScratch[:0], pos)
-		r.Output(s.recScratch[:to-pos])
-		pos = to
+	if cap(s.recScratch) > screenScratch {
+		s.recScratch = nil
 	}
+	var data []byte
+	if end > head {
+		s.recScratch = s.buf.ReadStaged(s.recScratch[:0], head)
+		data = s.recScratch
+	}
+	base := end - uint64(len(data)) // the walk may have staged more than the ring holds
+	pos := base
 	for i := range events {
 		if off := events[i].Offset; off > pos && off <= end {
-			out(off)
+			r.Output(data[pos-base : off-base])
+			pos = off
 		}
 		r.Event(&events[i])
 	}
-	out(end)
+	if end > pos {
+		r.Output(data[pos-base:])
+	}
 }
 
 // recordInput gives the recorder what is sent: shown when the caller says
