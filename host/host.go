@@ -18,6 +18,7 @@ import (
 	"github.com/termhost/termhost/host/mcp"
 	"github.com/termhost/termhost/host/plugin"
 	"github.com/termhost/termhost/host/policy"
+	"github.com/termhost/termhost/host/record"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
 	"github.com/termhost/termhost/host/ssh"
@@ -80,6 +81,13 @@ type Config struct {
 	// rules file, termhost's known_hosts and the plugin directory. Asked
 	// at every program start.
 	HiddenPaths func() []string
+	// Recordings (host/record): RecordDir is where they go ("" : the
+	// user's data directory, record.DefaultDir), RecordAll records every
+	// session from its start, RecordMaxFile and RecordMaxTotal bound one
+	// recording and the directory (0: the defaults).
+	RecordDir                     string
+	RecordAll                     bool
+	RecordMaxFile, RecordMaxTotal int64
 	// NoPrograms: this host starts no programs (plugins list), so the
 	// containment is not probed.
 	NoPrograms bool
@@ -192,6 +200,20 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
 	var credStore atomic.Pointer[secrets.Store] // set once the ssh plugin is known to be there
+	// Programs do not read the recordings: over HTTP they hold other
+	// clients' sessions.
+	recDir := cfg.RecordDir
+	if recDir == "" {
+		recDir, _ = record.DefaultDir()
+	}
+	if hidden := cfg.HiddenPaths; recDir != "" {
+		cfg.HiddenPaths = func() []string {
+			if hidden == nil {
+				return []string{recDir}
+			}
+			return append(hidden(), recDir)
+		}
+	}
 	programs, contain, err := newPrograms(cfg, &credStore, warmup)
 	if err != nil {
 		plugins.Close()
@@ -210,10 +232,20 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if plugins.Has("dialect") {
 		roles.Dialect = "dialect"
 	}
+	recordings := &record.Lazy{Dir: cfg.RecordDir, MaxFile: cfg.RecordMaxFile, MaxTotal: cfg.RecordMaxTotal,
+		Log: cfg.Logger.With("component", "record")}
+	if cfg.RecordAll {
+		if _, err := recordings.Store(); err != nil {
+			plugins.Close()
+			contain.Close()
+			return nil, err
+		}
+	}
 	sessions := session.NewRegistry(
 		session.Limits{MaxSessions: cfg.MaxSessions, IdleTimeout: cfg.IdleTimeout},
 		session.Config{BufferSize: cfg.BufferSize, WriteTimeout: cfg.WriteTimeout, MaxWait: cfg.MaxWait, UTF8Hold: cfg.UTF8Hold,
-			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet, Plugins: roles},
+			Logger: cfg.Logger.With("component", "session"), Secrets: secretSet, Plugins: roles,
+			Record: recordings.New, RecordAll: cfg.RecordAll},
 	)
 	screen := roles.Screen
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {

@@ -68,6 +68,9 @@ var commands = []command{
 	{"demo", "drive an embedded simulated router through the real MCP tools, printing every call and result", demoFlags},
 	{"plugins list", "list the plugins termhost would load: name, version, kind, sha256 and source", pluginsListFlags},
 	{"plugins pin", "print the --plugin-pin flag that allows each plugin FILE given (its manifest name and sha256)", pluginsPinFlags},
+	{"rec convert", "convert a recording: --v2 IN OUT writes asciicast v2", recConvertFlags},
+	{"rec play", "replay a recording's output in this terminal with its timing (flags before FILE)", recPlayFlags},
+	{"rec text", "print a recording's final screen as termhost's screen shows it (flags before FILE)", recTextFlags},
 	{"version", "print termhost's version", versionFlags},
 }
 
@@ -105,6 +108,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return run(append(args[1:], "--help"), stdout, stderr)
 	case "-version", "--version":
 		args = []string{"version"}
+	}
+	if args[0] == "rec" {
+		if len(args) == 1 || isHelpFlag(args[1]) {
+			if len(args) == 1 {
+				return usagef(`"rec" needs a subcommand: "termhost rec convert --v2 IN OUT", "termhost rec play FILE" or "termhost rec text FILE"`)
+			}
+			fmt.Fprint(stdout, "Usage:\n  termhost rec convert --v2 IN OUT   write a recording as asciicast v2\n  termhost rec play [flags] FILE      replay it in this terminal\n  termhost rec text [flags] FILE      print its final screen\n")
+			return nil
+		}
+		args = append([]string{"rec " + args[1]}, args[2:]...)
 	}
 	if args[0] == "plugins" {
 		if len(args) == 1 || isHelpFlag(args[1]) {
@@ -310,6 +323,7 @@ type serveOptions struct {
 	sandbox      string
 	http         httpOptions
 	debug        debugOptions
+	record       recordOptions
 }
 
 func (o *serveOptions) register(fs *flags) {
@@ -345,6 +359,7 @@ func (o *serveOptions) register(fs *flags) {
 	fs.StringVar(&o.sandbox, "sandbox", "auto", `hide the credentials file, its keys and termhost's other files from programs (a mount namespace): "auto" (where the system allows; a warning otherwise), "on" (refuse to start without it), "off"`)
 	fs.env("sandbox", "TERMHOST_SANDBOX")
 	o.http.register(fs)
+	o.record.register(fs)
 }
 
 // config checks the flags and builds the host's Config.
@@ -402,6 +417,9 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 		return host.Config{}, usagef("sandbox %q: expected auto, on or off", o.sandbox)
 	}
 	cfg.Containment, cfg.Sandbox, cfg.OwnEnv = o.containment, o.sandbox, ownEnv
+	if err := o.record.config(&cfg); err != nil {
+		return host.Config{}, err
+	}
 	if !o.noUserKnown {
 		cfg.UserKnownHosts = secrets.UserKnownHosts()
 	}

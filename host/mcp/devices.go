@@ -53,8 +53,8 @@ func (s *Server) addDeviceTools() {
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name: "set_mode",
-		Description: "Move a device to a mode by its dialect's commands (enable, configure terminal, end…), each as " +
-			"run_command; returns steps, prompt, mode, reason.",
+		Description: "Move a device to a mode (enable, configure terminal, end…) with its dialect's commands, each " +
+			"a run_command; returns steps, prompt, mode, reason.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)

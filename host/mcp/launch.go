@@ -29,8 +29,9 @@ type launchIn struct {
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"working directory"`
 	Cols    int               `json:"cols,omitempty" jsonschema:"columns (default 80)"`
 	Rows    int               `json:"rows,omitempty" jsonschema:"rows (default 24)"`
-	Name    string            `json:"name,omitempty" jsonschema:"unique name, usable wherever a session_id is"`
-	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect (e.g. frr for vtysh) or auto"`
+	Name    string            `json:"name,omitempty" jsonschema:"unique name"`
+	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect or auto"`
+	Record  bool              `json:"record,omitempty"`
 }
 
 func processBounds(p schemaProps) {
@@ -53,7 +54,7 @@ func processBounds(p schemaProps) {
 }
 
 // startProcess opens a PTY session for a tool (launch_app, start_pty).
-func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmdField, command string, args []string, env map[string]string, cwd string, cols, rows int, name, dialect string) (*session.Session, error) {
+func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmdField, command string, args []string, env map[string]string, cwd string, cols, rows int, name, dialect string, record bool) (*session.Session, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, invalid(cmdField, "must name a program, got an empty string")
 	}
@@ -77,7 +78,7 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 	}
 	sess, err := pty.Open(ctx, s.deps.Sessions, s.deps.Attach, s.deps.Programs, pty.Options{
 		Command: command, Args: args, Env: env, Dir: cwd, Cols: cols, Rows: rows, Name: name,
-		Owner: owner(req), Dialect: dialect,
+		Owner: owner(req), Dialect: dialect, Record: record,
 	})
 	switch {
 	case errors.Is(err, pty.ErrSecretEnv):
@@ -94,7 +95,7 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 }
 
 func (s *Server) launchApp(ctx context.Context, req *sdk.CallToolRequest, in launchIn) (any, error) {
-	sess, err := s.startProcess(ctx, req, "command", in.Command, in.Args, in.Env, in.Cwd, in.Cols, in.Rows, in.Name, in.Dialect)
+	sess, err := s.startProcess(ctx, req, "command", in.Command, in.Args, in.Env, in.Cwd, in.Cols, in.Rows, in.Name, in.Dialect, in.Record)
 	if err != nil {
 		return nil, err
 	}
@@ -102,5 +103,5 @@ func (s *Server) launchApp(ctx context.Context, req *sdk.CallToolRequest, in lau
 	if sess.Name != "" {
 		out["name"] = sess.Name
 	}
-	return out, nil
+	return withRecording(out, sess), nil
 }

@@ -88,7 +88,7 @@ func (s *Server) lookup(req *sdk.CallToolRequest, field, ref string) (*session.S
 // The handover tools, in the tui group.
 
 type shareIn struct {
-	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
+	SessionID string `json:"session_id" jsonschema:"session id or name"`
 }
 
 type claimIn struct {
@@ -100,14 +100,13 @@ const maxCodeLen = 64
 
 func (s *Server) addHandoverTools() {
 	addTool(s, testerVoice, &sdk.Tool{
-		Name: "share_session",
-		Description: "Give one of your sessions to another client: returns a one-time code (10 min) for its " +
-			"claim_session; the session stays yours until then.",
+		Name:        "share_session",
+		Description: "Hand a session to another client: a one-time code (10 min) for its claim_session; yours until then.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, tuiRef, s.shareSession)
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "claim_session",
-		Description: "Take over a session another client shared (share_session's code); it is then yours alone.",
+		Description: "Take over a session shared with you (share_session's code).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) { p["code"].MaxLength = ptr(maxCodeLen) }, s.claimSession)
 }

@@ -9,7 +9,7 @@ import (
 func (s *Server) addPluginTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "plugins_list",
-		Description: "List loaded plugins: name, version, kind, sha256, source, sessions.",
+		Description: "Loaded plugins: name, version, kind, sha256, source, sessions.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, nil, func(context.Context, *sdk.CallToolRequest, struct{}) (any, error) {
 		return map[string]any{"plugins": s.deps.Plugins.ListPlugins()}, nil

@@ -19,12 +19,13 @@ import (
 // (view_screen, send_keys, wait_for…) take its processId as session_id.
 
 type startPTYIn struct {
-	Command string            `json:"command" jsonschema:"command line to run (a shell line is run by /bin/sh -c)"`
+	Command string            `json:"command" jsonschema:"command line (shell syntax: /bin/sh -c)"`
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"working directory"`
 	Env     map[string]string `json:"env,omitempty" jsonschema:"environment variables to set"`
 	Cols    int               `json:"cols,omitempty" jsonschema:"columns (default 80)"`
 	Rows    int               `json:"rows,omitempty" jsonschema:"rows (default 24)"`
 	Dialect string            `json:"dialect,omitempty" jsonschema:"device dialect or auto"`
+	Record  bool              `json:"record,omitempty"`
 }
 
 type processIn struct {
@@ -55,13 +56,13 @@ func splitCommand(line string) (string, []string) {
 func (s *Server) addPTYTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "start_pty",
-		Description: "Start a command under a pseudo-terminal, owned by this client. Returns processId (also a session_id for view_screen/send_keys).",
+		Description: "Start a command under a PTY. Returns processId (a session_id too).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, processBounds, s.startPTY)
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "kill_pty",
-		Description: "Stop a PTY process (SIGTERM to its group, SIGKILL after 3 s) and forget it.",
+		Description: "Stop a PTY process (SIGTERM, SIGKILL after 3 s) and forget it.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) { p["processId"].MaxLength = ptr(maxRefLen) }, s.killPTY)
 
@@ -87,7 +88,7 @@ func (s *Server) addPTYReadTools() bool {
 		}, nil, s.listPTY)
 		addTool(s, textVoice, &sdk.Tool{
 			Name:        "read_pty",
-			Description: "Output of a PTY process since the last read_pty (ANSI kept unless stripAnsi). Waits like telnet_read.",
+			Description: "A PTY process's output since the last read_pty (ANSI kept unless stripAnsi); waits like telnet_read.",
 			Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		}, func(p schemaProps) {
 			p["processId"].MaxLength = ptr(maxRefLen)
@@ -104,12 +105,12 @@ func (s *Server) startPTY(ctx context.Context, req *sdk.CallToolRequest, in star
 		return nil, invalid("command", "must be a command line, got an empty string")
 	}
 	prog, args := splitCommand(in.Command)
-	sess, err := s.startProcess(ctx, req, "command", prog, args, in.Env, in.Cwd, in.Cols, in.Rows, "", in.Dialect)
+	sess, err := s.startProcess(ctx, req, "command", prog, args, in.Env, in.Cwd, in.Cols, in.Rows, "", in.Dialect, in.Record)
 	if err != nil {
 		return nil, err
 	}
 	s.ptyChanged(ctx)
-	return map[string]any{"processId": sess.ID}, nil
+	return withRecording(map[string]any{"processId": sess.ID}, sess), nil
 }
 
 // ptySession finds a PTY session for the seed-003 tools.

@@ -23,10 +23,10 @@ const (
 
 // waitIn are the SES-7 wait options, shared by every reading tool.
 type waitIn struct {
-	Until     string `json:"until,omitempty" jsonschema:"return when new output matches this regex (escapes ignored)"`
-	Prompt    bool   `json:"prompt,omitempty" jsonschema:"return at a new prompt mark (Telnet GA/EOR)"`
-	IdleMs    int    `json:"idleMs,omitempty" jsonschema:"return after this many quiet ms, once output arrived"`
-	Exit      bool   `json:"exit,omitempty" jsonschema:"return when the session ends"`
+	Until     string `json:"until,omitempty" jsonschema:"regex on new output (escapes ignored)"`
+	Prompt    bool   `json:"prompt,omitempty" jsonschema:"a prompt mark not yet read (Telnet GA/EOR)"`
+	IdleMs    int    `json:"idleMs,omitempty" jsonschema:"quiet this many ms after output"`
+	Exit      bool   `json:"exit,omitempty" jsonschema:"the session ends"`
 	TimeoutMs int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (at most 300000)"`
 }
 

@@ -19,9 +19,9 @@ const (
 )
 
 type sendKeysIn struct {
-	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
+	SessionID string `json:"session_id" jsonschema:"session id or name"`
 	// Keys is a string of space-separated key names or an array of them.
-	Keys  any    `json:"keys,omitempty" jsonschema:"tmux key names, e.g. \"C-c\" or [\"Down\",\"Enter\"]: Enter Tab BTab Escape BSpace Space Up Down Left Right Home End PageUp PageDown Insert Delete F1-F12, C- M- S- prefixes, or one character"`
+	Keys  any    `json:"keys,omitempty" jsonschema:"key names, e.g. [\"C-c\",\"Enter\"]: Enter Tab BTab Escape BSpace Space Up Down Left Right Home End PageUp PageDown Insert Delete F1-F12, C-/M-/S- prefixes, or one character"`
 	Text  string `json:"text,omitempty" jsonschema:"literal text, typed as is before keys"`
 	Paste string `json:"paste,omitempty" jsonschema:"text pasted (bracketed when the app enabled it)"`
 	screenWaitIn
@@ -30,9 +30,8 @@ type sendKeysIn struct {
 
 func (s *Server) addSendKeys() {
 	addTool(s, testerVoice, &sdk.Tool{
-		Name: "send_keys",
-		Description: "Type into a session: text, then keys (names, never guessed from text), or paste. " +
-			"With a wait (until, prompt, idleMs, screenStable, exit) returns the screen after it.",
+		Name:        "send_keys",
+		Description: "Type into a session: text, then keys (by name), or paste. With a wait, returns the screen after it.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)

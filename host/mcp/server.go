@@ -135,6 +135,7 @@ func New(deps Deps, cfg Config) (*Server, error) {
 			s.addTUITools()
 			s.addSendKeys()
 			s.addHandoverTools()
+			s.addRecordTools()
 			addTool(s, testerVoice, &sdk.Tool{
 				Name:        "launch_app",
 				Description: "Start a program under a PTY with a screen behind it. Returns session_id.",

@@ -38,6 +38,7 @@ type sshShellIn struct {
 	Cols         int    `json:"cols,omitempty" jsonschema:"default 80"`
 	Rows         int    `json:"rows,omitempty" jsonschema:"default 24"`
 	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default: detected, pagers answered by run_command; auto: always; none"`
+	Record       bool   `json:"record,omitempty"`
 }
 
 // Bounds of the SSH tools' arguments.
@@ -78,7 +79,7 @@ func (s *Server) addSSHTools() {
 
 	addTool(s, sshVoice, &sdk.Tool{
 		Name:        "ssh_shell",
-		Description: "Open an interactive SSH shell with a screen; returns session_id for the screen tools.",
+		Description: "Open an SSH shell with a screen; returns session_id.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["credentialId"].MaxLength = ptr(maxCredIDLen)
@@ -163,7 +164,7 @@ func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshS
 			return nil, invalid("name", "%v", strings.TrimPrefix(err.Error(), session.ErrInvalidName.Error()+": "))
 		}
 	}
-	sess, err := s.deps.SSH.Pool.Shell(ctx, id, ssh.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows, Dialect: s.deviceDialect(in.Dialect)})
+	sess, err := s.deps.SSH.Pool.Shell(ctx, id, ssh.ShellOptions{Name: in.Name, Owner: owner(req), Cols: in.Cols, Rows: in.Rows, Dialect: s.deviceDialect(in.Dialect), Record: in.Record})
 	if err != nil {
 		return nil, err
 	}
@@ -171,5 +172,6 @@ func (s *Server) sshShell(ctx context.Context, req *sdk.CallToolRequest, in sshS
 	if sess.Name != "" {
 		out["name"] = sess.Name
 	}
+	withRecording(out, sess)
 	return out, nil
 }

@@ -24,17 +24,18 @@ import (
 type connectIn struct {
 	Host    string   `json:"host,omitempty" jsonschema:"host name or IP address"`
 	Port    int      `json:"port,omitempty" jsonschema:"TCP port, usually 23"`
-	Timeout int      `json:"timeout,omitempty" jsonschema:"connect timeout in ms (default 5000)"`
-	Name    string   `json:"name,omitempty" jsonschema:"unique name, usable wherever a sessionId is"`
-	Term    string   `json:"term,omitempty" jsonschema:"terminal type sent to the server (default xterm-256color)"`
+	Timeout int      `json:"timeout,omitempty" jsonschema:"connect timeout, ms"`
+	Name    string   `json:"name,omitempty" jsonschema:"unique name"`
+	Term    string   `json:"term,omitempty" jsonschema:"TTYPE (default xterm-256color)"`
 	Cols    int      `json:"cols,omitempty" jsonschema:"window width (default 80)"`
 	Rows    int      `json:"rows,omitempty" jsonschema:"window height (default 24)"`
-	Plugins []string `json:"plugins,omitempty" jsonschema:"plugins to chain after telnet, e.g. a dialect"`
+	Plugins []string `json:"plugins,omitempty" jsonschema:"plugins after telnet"`
 	// CredentialID logs in with a credential (SPEC DEV-3): host and port
 	// default to the credential's, the login dialogue is answered by the
 	// host.
 	Dialect      string `json:"dialect,omitempty" jsonschema:"device dialect; default: detected, pagers answered by run_command; auto: always; none"`
 	CredentialID string `json:"credentialId,omitempty" jsonschema:"log in with it; host, port default to it"`
+	Record       bool   `json:"record,omitempty"`
 }
 
 type sessionIn struct {
@@ -84,7 +85,7 @@ func sessionRef(p schemaProps) { p["sessionId"].MaxLength = ptr(maxRefLen) }
 func (s *Server) addTelnetTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_connect",
-		Description: "Open a Telnet session to host:port. Returns sessionId. With credentialId the host logs in itself.",
+		Description: "Open a Telnet session to host:port. Returns sessionId; with credentialId the host logs in.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		p["host"].MaxLength = ptr(maxHostLen)
@@ -112,8 +113,8 @@ func (s *Server) addTelnetTools() {
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name: "telnet_read",
-		Description: "Return output received since the last read. Wait with until/prompt/idleMs/exit " +
-			"(timeoutMs caps it); reason says why it returned.",
+		Description: "Output since the last read; waits with until/prompt/idleMs/exit up to timeoutMs; " +
+			"reason says why it returned.",
 		// Reading consumes buffered output, so it is not read-only.
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
@@ -126,7 +127,7 @@ func (s *Server) addTelnetTools() {
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_disconnect",
-		Description: "Close a Telnet session. Closing an unknown or closed session is not an error.",
+		Description: "Close a Telnet session (an unknown or closed one is no error).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, sessionRef, s.telnetDisconnect)
 
@@ -200,7 +201,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	}
 	sess, err := telnet.Open(ctx, s.deps.Sessions, s.deps.Attach, telnet.Options{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req), Addr: addr,
-		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Dialect: dialect,
+		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Dialect: dialect, Record: in.Record,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)
@@ -209,6 +210,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if sess.Name != "" {
 		out["name"] = sess.Name
 	}
+	withRecording(out, sess)
 	if cred != nil {
 		pass, _ := cred.Secret("password")
 		defer clear(pass)

@@ -43,7 +43,7 @@ func TestArgumentVoice(t *testing.T) {
 		{"fraction", `{"host":"h","port":22.5}`, "invalid arguments: port: must be an integer between 1 and 65535, got 22.5"},
 		{"huge", `{"host":"h","port":23,"timeout":1e18}`, "invalid arguments: timeout: must be an integer between 1 and 120000, got 1e18"},
 		{"overflow", `{"host":"h","port":23,"timeout":99999999999999999999}`, "invalid arguments: timeout: must be an integer between 1 and 120000, got 99999999999999999999"},
-		{"unknown", `{"host":"h","port":23,"colour":"red"}`, "invalid arguments: colour: unknown field (accepted: cols, credentialId, dialect, host, name, plugins, port, rows, term, timeout)"},
+		{"unknown", `{"host":"h","port":23,"colour":"red"}`, "invalid arguments: colour: unknown field (accepted: cols, credentialId, dialect, host, name, plugins, port, record, rows, term, timeout)"},
 		{"bool for string", `{"host":true,"port":23}`, "invalid arguments: host: must be a string, got true"},
 		{"long name", `{"host":"h","port":23,"name":"` + strings.Repeat("n", 65) + `"}`, "invalid arguments: name: must be at most 64 characters, got 65"},
 		{"plugin not a string", `{"host":"h","port":23,"plugins":[1]}`, "invalid arguments: plugins[0]: must be a string, got the number 1"},

@@ -19,7 +19,7 @@ import (
 // Telnet BBS or a router's shell is viewed and keyed like a local TUI.
 
 type tuiSessionIn struct {
-	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
+	SessionID string `json:"session_id" jsonschema:"session id or name"`
 }
 
 type viewIn struct {
@@ -32,7 +32,7 @@ type viewIn struct {
 }
 
 type resizeIn struct {
-	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
+	SessionID string `json:"session_id" jsonschema:"session id or name"`
 	Cols      int    `json:"cols" jsonschema:"columns"`
 	Rows      int    `json:"rows" jsonschema:"rows"`
 }
@@ -40,13 +40,13 @@ type resizeIn struct {
 // screenWaitIn are the waits of wait_for and send_keys (SPEC SES-7 plus
 // a settled screen).
 type screenWaitIn struct {
-	Until        string `json:"until,omitempty" jsonschema:"regex on new output (or on the screen, with onScreen)"`
-	OnScreen     bool   `json:"onScreen,omitempty" jsonschema:"match until against the rendered screen instead"`
-	Prompt       bool   `json:"prompt,omitempty" jsonschema:"a prompt: shell integration (command finished) or a Telnet GA/EOR"`
-	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"this many quiet ms, once output arrived"`
+	Until        string `json:"until,omitempty" jsonschema:"regex on new output (or the screen: onScreen)"`
+	OnScreen     bool   `json:"onScreen,omitempty" jsonschema:"match until on the screen"`
+	Prompt       bool   `json:"prompt,omitempty" jsonschema:"a prompt (shell integration, Telnet GA/EOR)"`
+	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"quiet this many ms after output"`
 	ScreenStable int    `json:"screenStable,omitempty" jsonschema:"no change for this many ms"`
-	Exit         bool   `json:"exit,omitempty" jsonschema:"the process exits / the peer closes"`
-	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default and max 300000)"`
+	Exit         bool   `json:"exit,omitempty" jsonschema:"the session ends"`
+	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (max and default 300000)"`
 }
 
 type waitForIn struct {
@@ -103,7 +103,7 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "resize_terminal",
-		Description: "Resize the terminal (the program gets SIGWINCH; Telnet peers get NAWS).",
+		Description: "Resize the terminal (SIGWINCH; Telnet NAWS).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
@@ -120,7 +120,7 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "stop_app",
-		Description: "End a session: a program gets SIGTERM, then SIGKILL after 3 s. Returns its exit status.",
+		Description: "End a session (a program: SIGTERM, SIGKILL after 3 s); returns its exit status.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, tuiRef, s.stopApp)
 
@@ -132,8 +132,8 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name: "wait_for",
-		Description: "Wait until a session meets a condition (until, prompt, idleMs, screenStable, exit) or timeoutMs " +
-			"passes; returns which session, why, and a finished command's exit_code and duration_ms when known.",
+		Description: "Wait for a condition on sessions (or timeoutMs); returns which, why, " +
+			"and a finished command's exit_code and duration_ms.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		p["session_id"].MaxLength = ptr(maxRefLen)
@@ -342,6 +342,7 @@ type sessionEntry struct {
 	Created    time.Time `json:"created"`
 	ExitCode   *int      `json:"exit_code,omitempty"`
 	ExitSignal string    `json:"exit_signal,omitempty"`
+	Recording  string    `json:"recording,omitempty"`
 }
 
 func (s *Server) listSessions(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (any, error) {
@@ -349,7 +350,8 @@ func (s *Server) listSessions(_ context.Context, req *sdk.CallToolRequest, _ str
 	for _, sess := range s.deps.Sessions.Owned(owner(req), "") {
 		in := sess.Info()
 		e := sessionEntry{SessionID: in.ID, Name: in.Name, Kind: string(in.Kind), Command: in.Command,
-			Host: in.Host, Port: in.Port, State: string(in.State), Cols: in.Cols, Rows: in.Rows, Created: in.Created}
+			Host: in.Host, Port: in.Port, State: string(in.State), Cols: in.Cols, Rows: in.Rows, Created: in.Created,
+			Recording: in.Recording}
 		if in.Exit != nil {
 			code := in.Exit.Code
 			e.ExitCode, e.ExitSignal = &code, in.Exit.Signal

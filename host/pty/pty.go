@@ -33,6 +33,8 @@ type Options struct {
 	// Dialect chains the dialect plugin (a name, or "auto"), e.g. frr for
 	// vtysh.
 	Dialect string
+	// Record records the session from its start (session.Spec.Record).
+	Record bool
 }
 
 // Programs is what every PTY program starts with and inside. The zero
@@ -101,7 +103,7 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, pro
 		ID: o.ID, Kind: session.KindPTY, Name: o.Name, Owner: o.Owner,
 		Peer: session.Peer{Command: cmdline},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: o.Plugins, Screen: true, ShellMarks: prep.Integrated, Dialect: o.Dialect,
+		Plugins: o.Plugins, Screen: true, ShellMarks: prep.Integrated, Dialect: o.Dialect, Record: o.Record,
 		Reopen: func(ctx context.Context, id string) (*session.Session, error) {
 			o := o
 			o.ID = id

@@ -216,5 +216,9 @@ func (s *Session) SendCredential(ctx context.Context, secret []byte, mask bool) 
 	}
 	line := append(bytes.Clone(secret), Enter...)
 	defer clear(line)
-	return s.sendRaw(ctx, line)
+	var shown []byte // a recording shows the mask, never the secret
+	if mask {
+		shown = append(bytes.Repeat([]byte{'*'}, len(secret)), Enter...)
+	}
+	return s.send(ctx, line, false, shown)
 }

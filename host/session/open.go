@@ -48,6 +48,9 @@ type Spec struct {
 	// events before they are recorded. Open puts the masking of the
 	// server's secrets (MaskStage) first, for every session.
 	Stages []Stage
+	// Record records the session from its start (Config.Record; every
+	// session is recorded with Config.RecordAll).
+	Record bool
 	// Dial makes the link. It runs after the plugins are attached, so a
 	// plugin that cannot open costs no connection.
 	Dial func(ctx context.Context) (link.Link, error)
@@ -65,6 +68,9 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	}
 	if spec.Dial == nil {
 		return nil, errors.New("session spec has no Dial")
+	}
+	if spec.Record && r.cfg.Record == nil {
+		return nil, fmt.Errorf("%w: recording is not available on this server", ErrUnsupported)
 	}
 	spec.Cols, spec.Rows = DefaultSize(spec.Cols, spec.Rows)
 	if err := CheckSize(spec.Cols, spec.Rows); err != nil {
@@ -140,7 +146,22 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 		dialect := r.cfg.Plugins.Dialect
 		s.joinDialect = func() (Binding, error) { return attach(dialect, kind, joinOpts) }
 	}
+	if (spec.Record || r.cfg.RecordAll && spec.Screen) && r.cfg.Record != nil {
+		if _, err := s.startRecordingLocked(); err != nil {
+			if spec.Record {
+				l.Close()
+				for _, b := range s.bindings() {
+					b.Close()
+				}
+				return nil, err
+			}
+			r.cfg.Logger.Warn("session not recorded", "err", err)
+		}
+	}
 	if err := r.add(s); err != nil {
+		if rec := s.rec.Swap(nil); rec != nil {
+			rec.r.Close()
+		}
 		l.Close()
 		for _, b := range s.bindings() {
 			b.Close()

@@ -101,6 +101,7 @@ func (s *Session) release() {
 		s.w.run()
 		s.w.commit(false)
 	}
+	s.endRecording()
 	s.mu.Lock()
 	chain := s.chain
 	s.mu.Unlock()

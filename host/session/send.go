@@ -17,16 +17,18 @@ import (
 // nil (everything was written), or an error that says how much was
 // written. Nothing written after an error of the same send.
 func (s *Session) Send(ctx context.Context, p []byte) error {
-	return s.send(ctx, p, true)
+	return s.send(ctx, p, true, nil)
 }
 
 // sendRaw is Send without the input hook (a secret is not a command line
 // to vet, and must not be kept as one).
 func (s *Session) sendRaw(ctx context.Context, p []byte) error {
-	return s.send(ctx, p, false)
+	return s.send(ctx, p, false, nil)
 }
 
-func (s *Session) send(ctx context.Context, p []byte, vet bool) error {
+// send walks p toward the peer; shown, when not nil, is what a recording
+// shows of it instead (a secret's mask).
+func (s *Session) send(ctx context.Context, p []byte, vet bool, shown []byte) error {
 	if !s.Alive() {
 		return s.disconnectedErr()
 	}
@@ -42,6 +44,9 @@ func (s *Session) send(ctx context.Context, p []byte, vet bool) error {
 			s.unlockChain()
 			return err
 		}
+	}
+	if b := s.rec.Load(); b != nil {
+		s.recordInput(b.r, p, shown)
 	}
 	w := &s.w
 	w.reset()
@@ -195,6 +200,9 @@ func (s *Session) Resize(ctx context.Context, cols, rows int) error {
 	s.mu.Lock()
 	s.cols, s.rows = cols, rows
 	s.mu.Unlock()
+	if r := s.recorder(); r != nil {
+		r.Resize(cols, rows)
+	}
 	if r, ok := s.link.(link.Resizer); ok {
 		if err := r.Resize(cols, rows); err != nil {
 			return fmt.Errorf("resize the peer's window: %w", err)

@@ -111,6 +111,10 @@ type Config struct {
 	Secrets *SecretSet
 	// Plugins names the screen, shell and dialect plugins sessions get.
 	Plugins Plugins
+	// Record starts a session's recording (record.go; nil: none can be
+	// recorded); RecordAll records every session from its start.
+	Record    RecordFunc
+	RecordAll bool
 }
 
 func (c *Config) defaults() {
@@ -246,6 +250,13 @@ type Session struct {
 
 	waiting atomic.Int32 // waits in progress
 
+	// rec is the session's recorder (record.go), nil when not recorded;
+	// recPath the path of its current or last recording (guarded by mu);
+	// recScratch the walk's copy of what it staged (guarded by chainSem).
+	rec        atomic.Pointer[recBox]
+	recPath    string
+	recScratch []byte
+
 	// readers: each owner's place in the output (reader.go); guarded by mu.
 	readers        map[string]*Reader
 	readerClock    uint64 // counts uses of readers, for dropping the least recent
@@ -342,6 +353,7 @@ type Info struct {
 	Waiting    int              `json:"waiting,omitempty"` // reads waiting right now
 	Error      string           `json:"error,omitempty"`
 	Exit       *link.ExitStatus `json:"exit,omitempty"`
+	Recording  string           `json:"recording,omitempty"`
 }
 
 // Info returns a snapshot of the session.
@@ -354,7 +366,7 @@ func (s *Session) Info() Info {
 	in := Info{
 		ID: s.ID, Name: s.Name, Kind: s.Kind, State: st, Host: s.Peer.Host, Port: s.Peer.Port,
 		Command: s.Peer.Command, Created: s.Created, LastActive: s.lastActive,
-		Cols: s.cols, Rows: s.rows, Waiting: int(s.waiting.Load()), Exit: s.exit,
+		Cols: s.cols, Rows: s.rows, Waiting: int(s.waiting.Load()), Exit: s.exit, Recording: s.recPath,
 	}
 	if s.endErr != nil {
 		in.Error = s.endErr.Error()

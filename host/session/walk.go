@@ -331,6 +331,9 @@ func (w *walker) commit(ack bool) *batch {
 		s.lastRx, s.lastActive = now, now
 		s.mu.Unlock()
 	}
+	if b := s.rec.Load(); b != nil {
+		s.recordCommit(b.r, w.events)
+	}
 	from, to := s.buf.Commit()
 	s.mu.Lock()
 	if len(w.events) > 0 {

@@ -192,6 +192,7 @@ type ShellOptions struct {
 	Owner      string
 	Cols, Rows int
 	Plugins    []string
+	Record     bool // record the session from its start
 }
 
 // open connects with credential id; shell opens a PTY shell channel.
@@ -218,7 +219,7 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 	}
 	if shell != nil {
 		o.Shell, o.Name, o.Cols, o.Rows, o.Plugins = true, shell.Name, shell.Cols, shell.Rows, shell.Plugins
-		o.Dialect = shell.Dialect
+		o.Dialect, o.Record = shell.Dialect, shell.Record
 		if d.Rules != nil {
 			var typed policy.Typed
 			o.OnInput = func(p []byte) error {

@@ -47,6 +47,8 @@ type Options struct {
 	Plugins []string // chain after "ssh" (a dialect)
 	// Dialect attaches the dialect plugin (session.Spec.Dialect).
 	Dialect string
+	// Record records the session from its start (session.Spec.Record).
+	Record bool
 }
 
 // ErrSSH is a failed SSH connection: dial, handshake, host key or
@@ -112,7 +114,7 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 		Kind: session.KindSSH, Name: o.Name, Owner: o.Owner,
 		Peer: session.Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: append([]string{Plugin}, o.Plugins...), Screen: o.Shell, Dialect: o.Dialect,
+		Plugins: append([]string{Plugin}, o.Plugins...), Screen: o.Shell, Dialect: o.Dialect, Record: o.Record,
 		Stages: stages,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			return link.DialTCP(ctx, o.Host, o.Port, time.Until(deadline))

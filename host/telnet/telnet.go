@@ -28,6 +28,8 @@ type Options struct {
 	// Addr, if set, is the address dialed instead of resolving Host: the
 	// one of Host's addresses a credential's networks allow (TRUST-1).
 	Addr string
+	// Record records the session from its start (session.Spec.Record).
+	Record bool
 }
 
 // Plugin is the telnet plugin, first in the chain of every Telnet session.
@@ -45,7 +47,7 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 		Kind: session.KindTelnet, Name: o.Name, Owner: o.Owner,
 		Peer: session.Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
-		Plugins: append([]string{Plugin}, o.Plugins...), Screen: true, Dialect: o.Dialect,
+		Plugins: append([]string{Plugin}, o.Plugins...), Screen: true, Dialect: o.Dialect, Record: o.Record,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			if o.Addr != "" {
 				return link.DialTCP(ctx, o.Addr, o.Port, o.Timeout)
