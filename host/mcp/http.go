@@ -137,6 +137,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h.owner = tokenOwner(h.user)
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
+	view := newViewHandler(h) // view.go
+	mux.Handle(ViewPath, view)
+	mux.Handle(ViewPath+"/", view)
 	return mux
 }
 
@@ -364,6 +367,7 @@ func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request) {
 	if sid == "" {
 		return
 	}
+	h.srv.minted.Store(sid, h.user) // whose sessions the view shows (view.go)
 	for ss := range h.srv.mcp.Sessions() {
 		if ss.ID() == sid {
 			go h.srv.watchSession(ss)
@@ -483,10 +487,13 @@ func (s *Server) watchSession(ss *sdk.ServerSession) {
 		if n := s.deps.Sessions.CloseOwned(ss.ID()); n > 0 {
 			s.log.Info("MCP session deleted by its client; its terminal sessions were stopped", "mcpSession", ss.ID(), "sessions", n)
 		}
+		s.minted.Delete(ss.ID())
 		return
 	}
 	if n := s.deps.Sessions.Orphan(ss.ID()); n > 0 {
 		s.log.Info("MCP session ended; its terminal sessions are reaped after 5 min unused", "mcpSession", ss.ID(), "sessions", n)
+	} else {
+		s.minted.Delete(ss.ID())
 	}
 }
 

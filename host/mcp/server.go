@@ -86,6 +86,10 @@ type Server struct {
 	// deleted are the MCP sessions (HTTP) their client is deleting, by id:
 	// watchSession ends their terminal sessions (http.go).
 	deleted sync.Map
+	// minted are the MCP sessions (HTTP, 2025-11-25 era) by id, each with
+	// the token user that created it: the live view shows a token's
+	// sessions (view.go).
+	minted sync.Map
 }
 
 // New builds the server and registers the enabled tool groups.

@@ -45,15 +45,16 @@ type screenWaitIn struct {
 	Prompt       bool   `json:"prompt,omitempty" jsonschema:"a prompt: shell integration (command finished) or a Telnet GA/EOR"`
 	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"no new output for this many ms, once some arrived"`
 	ScreenStable int    `json:"screenStable,omitempty" jsonschema:"no change for this many ms"`
-	Exit         bool   `json:"exit,omitempty" jsonschema:"the process exits / the peer closes"`
-	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default and at most 300000)"`
+	Exit         bool   `json:"exit,omitempty" jsonschema:"the process or peer ends"`
+	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default, max 300000)"`
 }
 
 type waitForIn struct {
 	SessionID  string   `json:"session_id,omitempty" jsonschema:"session id or name"`
-	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"wait on several sessions: the first to satisfy ends the wait"`
+	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"several sessions: the first wins"`
 	screenWaitIn
-	View string `json:"view,omitempty" jsonschema:"include the screen of the session that ended the wait: plain or ansi"`
+	View  string `json:"view,omitempty" jsonschema:"also return that session's screen"`
+	Human string `json:"human,omitempty" jsonschema:"released: the person gave the keyboard back"`
 }
 
 // Bounds of the tester tools' arguments.
@@ -132,14 +133,15 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name: "wait_for",
-		Description: "Wait until one of the sessions satisfies a condition (until, prompt, idleMs, screenStable, exit) " +
-			"or timeoutMs passes; returns which session and why, and a finished command's exit_code and duration_ms when known.",
+		Description: "Wait until a session meets a condition (until, prompt, idleMs, screenStable, exit, human) " +
+			"or timeoutMs; returns which session, why, and a finished command's exit_code and duration_ms.",
 		Annotations: &sdk.ToolAnnotations{Title: "Wait for", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		p["session_id"].MaxLength = ptr(maxRefLen)
 		p["session_ids"].MaxItems = ptr(maxWaitTargets)
 		p["session_ids"].Items.MaxLength = ptr(maxRefLen)
 		p["view"].Enum = []any{"plain", "ansi"}
+		p["human"].Enum = []any{"released"}
 		screenWaitBounds(p)
 	}, s.waitFor)
 }
@@ -458,6 +460,7 @@ func (s *Server) waitFor(ctx context.Context, req *sdk.CallToolRequest, in waitF
 		if err != nil {
 			return nil, err
 		}
+		spec.Released = in.Human == "released"
 		if spec.Empty() {
 			return nil, invalid("until", "give at least one condition: until, prompt, idleMs, screenStable, exit or timeoutMs")
 		}

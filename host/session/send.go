@@ -17,18 +17,25 @@ import (
 // nil (everything was written), or an error that says how much was
 // written. Nothing written after an error of the same send.
 func (s *Session) Send(ctx context.Context, p []byte) error {
-	return s.send(ctx, p, true)
+	return s.send(ctx, p, true, false)
 }
 
 // sendRaw is Send without the input hook (a secret is not a command line
 // to vet, and must not be kept as one).
 func (s *Session) sendRaw(ctx context.Context, p []byte) error {
-	return s.send(ctx, p, false)
+	return s.send(ctx, p, false, false)
 }
 
-func (s *Session) send(ctx context.Context, p []byte, vet bool) error {
+// human says the keys are those of the person holding the keyboard
+// (SendHuman); anyone else's are refused while a person holds it.
+func (s *Session) send(ctx context.Context, p []byte, vet, human bool) error {
 	if !s.Alive() {
 		return s.disconnectedErr()
+	}
+	if !human {
+		if err := s.humanRefusal(); err != nil {
+			return err
+		}
 	}
 	if vet && s.lineCheck != nil && s.lineCheck.Active() {
 		return s.sendChecked(ctx, p) // linecheck.go
@@ -169,6 +176,9 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 // IAC IP, IAC BRK, IAC AYT; SSH: a signal request); if none takes it, a
 // link that can signal does (PTY: SIGINT to the foreground process group).
 func (s *Session) Interrupt(ctx context.Context, op string) error {
+	if err := s.humanRefusal(); err != nil {
+		return err
+	}
 	req, _ := json.Marshal(map[string]string{"op": op})
 	_, handled, err := s.Control(ctx, req, false)
 	if handled || (err != nil && !s.Alive()) {

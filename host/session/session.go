@@ -218,6 +218,8 @@ type Session struct {
 	frozen         []byte
 	reattachScreen func() (Binding, error)
 	stopping       bool // Stop is ending the session
+	// human is the viewer holding the keyboard ("": the agent; human.go).
+	human string
 	// values: what a layer above the engine keeps about the session
 	// (layer.go); guarded by mu.
 	values map[any]any
