@@ -44,9 +44,13 @@ const viewCookie = "termhost_view"
 
 // Bounds of the view.
 const (
-	maxViewers      = 128      // WebSockets open at once (503 beyond)
-	viewScrollLines = 1000     // scrollback lines a viewer starts with
-	viewChunk       = 64 << 10 // bytes of output per message
+	maxViewers      = 128                   // WebSockets open at once (503 beyond)
+	viewScrollLines = 1000                  // scrollback lines a viewer starts with
+	viewResyncLines = 100                   // and gets again when it was left behind
+	viewChunk       = 256 << 10             // bytes of output per message
+	viewFrame       = 20 * time.Millisecond // between two sends of output
+	viewResync      = 2 * time.Second       // between two screens sent to a viewer left behind
+	viewRate        = 2 << 20               // bytes of output a second to one viewer
 	viewWriteWait   = 10 * time.Second
 	viewKeysMax     = 16 << 10 // bytes of one keys message
 )
@@ -355,8 +359,9 @@ func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *sessi
 	var at uint64
 	var cols, rows int
 	var control, state string
+	lines := viewScrollLines
 	reset := func() error {
-		data, off, err := screenANSI(ctx, sess)
+		data, off, err := screenANSI(ctx, sess, lines)
 		if err != nil {
 			return err
 		}
@@ -373,14 +378,45 @@ func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *sessi
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	ended := false
+	var sent, resynced time.Time
+	allowance, filled := viewChunk, time.Now()
 	for {
 		changed := sess.Changed()
-		for {
-			p, start := sess.ReadRange(at, at+viewChunk)
+		// Output that comes in a flood goes in frames: at most one a
+		// viewFrame, each with all there is (up to viewChunk a message),
+		// so a busy session costs its viewers few wake-ups and messages.
+		// The first change after a quiet spell goes at once.
+		if wait := viewFrame - time.Since(sent); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+		}
+		// A viewer gets at most viewRate bytes a second (in bursts of up
+		// to viewChunk): a person reads a screen, not a flood, and
+		// twenty viewers must not take a busy session's CPU. What a
+		// viewer is not sent in time is evicted from the ring, and the
+		// screen is sent instead (below).
+		allowance = min(allowance+int(time.Since(filled).Seconds()*viewRate), viewChunk)
+		filled = time.Now()
+		for allowance > 0 {
+			p, start := sess.ReadRange(at, at+uint64(allowance))
 			if start > at {
+				// Far behind (a flood): the screen again, at most once a
+				// viewResync, as asking it holds the session's walks off.
+				if wait := viewResync - time.Since(resynced); wait > 0 {
+					select {
+					case <-time.After(wait):
+					case <-ctx.Done():
+						return
+					}
+				}
+				lines = viewResyncLines
 				if err := reset(); err != nil {
 					return
 				}
+				resynced = time.Now()
 				continue
 			}
 			if len(p) == 0 {
@@ -393,6 +429,8 @@ func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *sessi
 				return
 			}
 			at = start + uint64(len(p))
+			allowance -= len(p)
+			sent = time.Now()
 		}
 		if cc, rr := sess.Size(); cc != cols || rr != rows {
 			cols, rows = cc, rr
@@ -412,8 +450,13 @@ func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *sessi
 				return
 			}
 		}
+		var more <-chan time.Time
+		if allowance <= 0 { // output is waiting: the next frame sends it
+			more = time.After(viewFrame)
+		}
 		select {
 		case <-changed:
+		case <-more:
 		case <-tick.C:
 		case <-ctx.Done():
 			return
@@ -426,7 +469,7 @@ func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *sessi
 // (text, colours, cursor, the modes keys depend on), and returns the
 // output offset it matches. A session without a screen gives the end of
 // its output instead.
-func screenANSI(ctx context.Context, sess *session.Session) (string, uint64, error) {
+func screenANSI(ctx context.Context, sess *session.Session, lines int) (string, uint64, error) {
 	if !sess.HasScreen() {
 		m := sess.Mark()
 		p, start := sess.ReadRange(m.Off-min(m.Off, viewChunk), m.Off)
@@ -461,7 +504,7 @@ func screenANSI(ctx context.Context, sess *session.Session) (string, uint64, err
 		if err := ask(0, 1); err != nil {
 			return err
 		}
-		if err := ask(max(0, rep.Total-viewScrollLines), viewScrollLines); err != nil {
+		if err := ask(max(0, rep.Total-lines), lines); err != nil {
 			return err
 		}
 		if rep.Offset+len(rep.Lines) < rep.Total { // the page ended early (its byte bound): the screen alone
@@ -473,21 +516,21 @@ func screenANSI(ctx context.Context, sess *session.Session) (string, uint64, err
 		return "", 0, err
 	}
 	var b strings.Builder
-	lines := rep.Lines
-	split := max(0, len(lines)-rep.Rows) // history lines before the screen
+	rows := rep.Lines
+	split := max(0, len(rows)-rep.Rows) // history lines before the screen
 	if rep.AltScreen {
-		for i, l := range lines[:split] {
+		for i, l := range rows[:split] {
 			if i > 0 {
 				b.WriteString("\r\n")
 			}
 			b.WriteString("\x1b[0m" + l)
 		}
 		b.WriteString("\x1b[0m\x1b[?1049h\x1b[H\x1b[2J")
-		for i, l := range lines[split:] {
+		for i, l := range rows[split:] {
 			b.WriteString("\x1b[" + strconv.Itoa(i+1) + ";1H\x1b[0m" + l)
 		}
 	} else {
-		for i, l := range lines {
+		for i, l := range rows {
 			if i > 0 {
 				b.WriteString("\r\n")
 			}
