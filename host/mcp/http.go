@@ -140,6 +140,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	view := newViewHandler(h) // view.go
 	mux.Handle(ViewPath, view)
 	mux.Handle(ViewPath+"/", view)
+	s.addAskSecret() // its pages are the view's
 	return mux
 }
 
@@ -173,6 +174,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !h.authorize(w, r) {
 		return
+	}
+	if h.srv.httpBase.Load() == nil { // where ask_secret's pages are, when RunHTTP did not say
+		h.srv.httpBase.CompareAndSwap(nil, "http://"+r.Host)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), httpOwnerKey{}, h.owner))
 	body, ok := h.readBody(w, r)
@@ -437,6 +441,9 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) er
 	// last as long as a client listens. Headers have ReadHeaderTimeout,
 	// bodies HTTPOptions.BodyTimeout (readBody), idle keep-alive
 	// connections IdleTimeout.
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && !a.IP.IsUnspecified() {
+		s.httpBase.Store("http://" + a.String())
+	}
 	srv := &http.Server{
 		Handler:           s.HTTPHandler(o),
 		ReadHeaderTimeout: 10 * time.Second,

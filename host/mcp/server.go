@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,6 +91,11 @@ type Server struct {
 	// the token user that created it: the live view shows a token's
 	// sessions (view.go).
 	minted sync.Map
+	// ask_secret (asksecret.go): registered once over HTTP; the pages
+	// waiting for a secret; the base address of those pages.
+	askOnce  sync.Once
+	asks     asks
+	httpBase atomic.Value // string
 }
 
 // New builds the server and registers the enabled tool groups.

@@ -91,6 +91,10 @@ func (v *viewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not this server's", origin), http.StatusForbidden)
 		return
 	}
+	if code, ok := strings.CutPrefix(r.URL.Path, secretPagePath); ok && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
+		v.secret(w, r, code) // asksecret.go: the one-time code is the page's credential
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)
 		return

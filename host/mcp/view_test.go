@@ -427,3 +427,91 @@ func TestViewViewersCost(t *testing.T) {
 		t.Errorf("20 viewers cost the session %.0f%% of its throughput", cost)
 	}
 }
+
+// TestAskSecret: ask_secret sends a URL-mode elicitation to a client that
+// takes one; the one-time page types what the person sends into the
+// session (echo off), the call answers "typed" and no MCP message carries
+// the secret; the page works once. A client without URL elicitation gets
+// the page's address in the result.
+func TestAskSecret(t *testing.T) {
+	const secret = "s3cret-Ask-7731"
+	_, base := newViewHost(t)
+	urls := make(chan string, 1)
+	var seen strings.Builder // every elicitation the client got, as JSON
+	opts := &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			b, _ := json.Marshal(req.Params)
+			seen.Write(b)
+			urls <- req.Params.URL
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		},
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "elicit", Version: "1"}, opts).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: authClient}, &sdk.ClientSessionOptions{ProtocolVersion: eraLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	script := `stty -echo; printf 'Code: '; read -r pw; stty echo; echo; [ "$pw" = "` + secret + `" ] && echo LOGGED-IN || echo WRONG`
+	id := mustCall(t, cs, "launch_app", map[string]any{"command": "sh", "args": []string{"-c", script + "; sleep 30"}})["session_id"].(string)
+	testutil.Eventually(t, 10*time.Second, "the program asks", func() bool { return strings.Contains(viewText(t, cs, id), "Code:") })
+	result := make(chan testutil.Result, 1)
+	go func() {
+		result <- testutil.CallTool(cs, 30*time.Second, "ask_secret", map[string]any{"sessionId": id, "prompt": "the MFA code"})
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no URL elicitation")
+	}
+	if !strings.HasPrefix(url, base+"/view/secret/") {
+		t.Fatalf("elicitation URL %q", url)
+	}
+	if r, body := get(t, url, nil); r.StatusCode != 200 || !strings.Contains(body, "the MFA code") || !strings.Contains(body, `type="password"`) {
+		t.Fatalf("the page: %d %.300s", r.StatusCode, body)
+	}
+	post := func() (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("secret="+secret))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", base)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if r, body := post(); r.StatusCode != 200 || !strings.Contains(body, "Sent into the session") {
+		t.Fatalf("posting the secret: %d %.300s", r.StatusCode, body)
+	}
+	var res testutil.Result
+	select {
+	case res = <-result:
+	case <-time.After(20 * time.Second):
+		t.Fatal("ask_secret did not return after the secret was typed")
+	}
+	if res.Err != nil || res.IsError || !strings.Contains(res.Text, `"typed"`) {
+		t.Fatalf("ask_secret: %+v", res)
+	}
+	testutil.Eventually(t, 10*time.Second, "the program took the secret", func() bool { return strings.Contains(viewText(t, cs, id), "LOGGED-IN") })
+	raw := mustCall(t, cs, "view_screen", map[string]any{"session_id": id, "format": "raw"})
+	for what, text := range map[string]string{"elicitation": seen.String(), "result": res.Text, "raw output": fmt.Sprint(raw)} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the secret is in the %s: %s", what, text)
+		}
+	}
+	if r, _ := post(); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("the page worked twice: %d", r.StatusCode)
+	}
+
+	// Without URL elicitation: the address in the result.
+	plain := connectHTTP(t, base+"/mcp", eraModern, nil)
+	id2 := mustCall(t, plain, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+	out := mustCall(t, plain, "ask_secret", map[string]any{"sessionId": id2, "prompt": "a password"})
+	if out["status"] != "waiting" || !strings.HasPrefix(fmt.Sprint(out["url"]), base+"/view/secret/") {
+		t.Fatalf("ask_secret without URL elicitation: %v", out)
+	}
+}
