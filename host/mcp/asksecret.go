@@ -107,16 +107,17 @@ func (a *asks) drop(code string) { a.take(code) }
 
 type askIn struct {
 	SessionID string `json:"sessionId" jsonschema:"session id or name"`
-	Prompt    string `json:"prompt" jsonschema:"what to ask the person for"`
+	Prompt    string `json:"prompt" jsonschema:"what to ask"`
 }
 
 // addAskSecret registers ask_secret (once: the HTTP transport calls it).
 func (s *Server) addAskSecret() {
 	s.askOnce.Do(func() {
 		addTool(s, textVoice, &sdk.Tool{
-			Name:        "ask_secret",
-			Description: "Ask your person for a secret on a one-time page; it is typed into the session and never reaches you.",
-			Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+			Name: "ask_secret",
+			// No annotations: the defaults (destructive, open world) are
+			// this tool's.
+			Description: "Ask your person for a secret on a one-time page; it reaches the session, never you.",
 		}, func(p schemaProps) {
 			sessionRef(p)
 			p["prompt"].MaxLength = ptr(maxPromptLen)

@@ -33,7 +33,7 @@ func (s *Server) addSendKeys() {
 		Name: "send_keys",
 		Description: "Type into a session: text, then keys (names, never guessed from text), or paste. " +
 			"With a wait (until, prompt, idleMs, screenStable, exit) returns the screen after it.",
-		Annotations: &sdk.ToolAnnotations{Title: "Send keys", DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
 		k := p["keys"]

@@ -40,10 +40,10 @@ type resizeIn struct {
 // screenWaitIn are the waits of wait_for and send_keys (SPEC SES-7 plus
 // a settled screen).
 type screenWaitIn struct {
-	Until        string `json:"until,omitempty" jsonschema:"regex on new output (or on the screen, with onScreen)"`
-	OnScreen     bool   `json:"onScreen,omitempty" jsonschema:"match until against the rendered screen instead"`
-	Prompt       bool   `json:"prompt,omitempty" jsonschema:"a prompt: shell integration (command finished) or a Telnet GA/EOR"`
-	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"no new output for this many ms, once some arrived"`
+	Until        string `json:"until,omitempty" jsonschema:"regex on new output (or the screen: onScreen)"`
+	OnScreen     bool   `json:"onScreen,omitempty" jsonschema:"match until on the rendered screen"`
+	Prompt       bool   `json:"prompt,omitempty" jsonschema:"a prompt (shell integration, Telnet GA/EOR)"`
+	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"quiet this many ms after some output"`
 	ScreenStable int    `json:"screenStable,omitempty" jsonschema:"no change for this many ms"`
 	Exit         bool   `json:"exit,omitempty" jsonschema:"the process or peer ends"`
 	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default, max 300000)"`
@@ -54,7 +54,7 @@ type waitForIn struct {
 	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"several sessions: the first wins"`
 	screenWaitIn
 	View  string `json:"view,omitempty" jsonschema:"also return that session's screen"`
-	Human string `json:"human,omitempty" jsonschema:"released: the person gave the keyboard back"`
+	Human string `json:"human,omitempty" jsonschema:"released: the keyboard given back"`
 }
 
 // Bounds of the tester tools' arguments.
@@ -105,7 +105,7 @@ func (s *Server) addTUITools() {
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "resize_terminal",
 		Description: "Resize the terminal (the program gets SIGWINCH; Telnet peers get NAWS).",
-		Annotations: &sdk.ToolAnnotations{Title: "Resize terminal", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
 		for _, f := range []string{"cols", "rows"} {
@@ -116,13 +116,13 @@ func (s *Server) addTUITools() {
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "restart_app",
 		Description: "Stop the program and start it again in the same session.",
-		Annotations: &sdk.ToolAnnotations{Title: "Restart app", DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, tuiRef, s.restartApp)
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "stop_app",
 		Description: "End a session: a program gets SIGTERM, then SIGKILL after 3 s. Returns its exit status.",
-		Annotations: &sdk.ToolAnnotations{Title: "Stop app", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, tuiRef, s.stopApp)
 
 	addTool(s, testerVoice, &sdk.Tool{
@@ -133,9 +133,9 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name: "wait_for",
-		Description: "Wait until a session meets a condition (until, prompt, idleMs, screenStable, exit, human) " +
-			"or timeoutMs; returns which session, why, and a finished command's exit_code and duration_ms.",
-		Annotations: &sdk.ToolAnnotations{Title: "Wait for", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Description: "Wait for a condition on one or more sessions, or timeoutMs; " +
+			"returns which session, why, and a finished command's exit_code and duration_ms.",
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		p["session_id"].MaxLength = ptr(maxRefLen)
 		p["session_ids"].MaxItems = ptr(maxWaitTargets)
