@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -228,4 +230,55 @@ func screenshot(t *testing.T, ctx context.Context) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestAskSecretInBrowser: ask_secret's page in chromium — the person types
+// the secret into the page, the session logs in, and the secret is in no
+// MCP result, no screen or output the agent reads, and no log line.
+func TestAskSecretInBrowser(t *testing.T) {
+	testutil.NeedProgram(t, "bash")
+	const secret = "Br0wser-Secret-5521"
+	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(secret))) // the agent never types the secret itself
+	srv := startHTTP(t)
+	cs := connectEra(t, srv, eraModern, nil)
+	id := testutil.MustCall(t, cs, "launch_app", map[string]any{"command": "bash", "args": []string{"--norc", "--noprofile"},
+		"env": map[string]string{"PS1": "$ ", "HOME": t.TempDir()}})["session_id"].(string)
+	testutil.MustCall(t, cs, "send_keys", map[string]any{"session_id": id,
+		"text": `read -rs -p "Code: " pw; echo; [ "$(printf %s "$pw" | sha256sum | cut -c1-16)" = "` + sum[:16] + `" ] && echo LOGGED-IN || echo WRONG` + "\r"})
+	testutil.Eventually(t, 10*time.Second, "bash asks for the code", func() bool {
+		return strings.HasSuffix(strings.TrimRight(agentScreen(t, cs, id), " \n"), "Code:")
+	})
+	res := testutil.CallTool(cs, 20*time.Second, "ask_secret", map[string]any{"sessionId": id, "prompt": "your MFA code"})
+	m := map[string]any{}
+	if res.Err != nil || res.IsError || json.Unmarshal([]byte(res.Text), &m) != nil || m["url"] == nil {
+		t.Fatalf("ask_secret: %+v", res)
+	}
+	ctx := browser(t)
+	step := func(what string, a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, a); err != nil {
+			html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+			t.Fatalf("the secret page: %s: %v\n%s", what, err, html)
+		}
+	}
+	step("open", chromedp.Navigate(m["url"].(string)))
+	step("the field", chromedp.WaitVisible(chromedp.CSS("#secret")))
+	step("focus", chromedp.Focus(chromedp.CSS("#secret")))
+	step("type", typeKeys(secret+"\r"))
+	step("sent", chromedp.WaitVisible(chromedp.CSS("#done")))
+	done, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#done")))
+	if !strings.Contains(done, "Sent") {
+		t.Fatalf("the page says %q", done)
+	}
+	testutil.Eventually(t, 10*time.Second, "the session logs in", func() bool {
+		return strings.Contains(agentScreen(t, cs, id), "LOGGED-IN")
+	})
+	raw := testutil.MustCall(t, cs, "view_screen", map[string]any{"session_id": id, "format": "raw"})
+	for what, text := range map[string]string{"ask_secret's result": res.Text, "raw output": fmt.Sprint(raw), "log": srv.logs.String()} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the secret is in the %s", what)
+		}
+	}
 }

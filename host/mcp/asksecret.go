@@ -201,6 +201,10 @@ var secretPage = template.Must(template.New("secret").Parse(`<!doctype html>
 // types what the person sent (once).
 func (v *viewHandler) secret(w http.ResponseWriter, r *http.Request, code string) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	// same-origin, not no-referrer: under no-referrer a browser posts the
+	// form with Origin "null", which the Origin check refuses. The address
+	// (and its code) still goes to no other site.
+	w.Header().Set("Referrer-Policy", "same-origin")
 	ask := v.h.srv.asks.peek(code)
 	if ask == nil {
 		http.Error(w, "No such page: it was used, or it expired (ask the agent for a new one)", http.StatusNotFound)
