@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,8 +138,8 @@ func TestViewInBrowser(t *testing.T) {
 	}
 	slices.Sort(lat)
 	t.Logf("agent's command → page: p50 %d ms, max %d ms (%d commands)", lat[len(lat)/2], lat[len(lat)-1], len(lat))
-	if lat[len(lat)/2] > 1000 {
-		t.Errorf("agent's command → page p50 %d ms; want well under a second", lat[len(lat)/2])
+	if lat[len(lat)/2] > 100 {
+		t.Errorf("agent's command → page p50 %d ms; want under 100 ms (the goal is 50)", lat[len(lat)/2])
 	}
 
 	// Take control: the person's keys reach bash, the agent's are refused.
@@ -280,5 +281,24 @@ func TestAskSecretInBrowser(t *testing.T) {
 		if strings.Contains(text, secret) {
 			t.Fatalf("the secret is in the %s", what)
 		}
+	}
+}
+
+// TestViewCommand: `termhost view` prints the view's address with the
+// token from the token file (and the session), and opens nothing; without
+// a token file it says to start the server first.
+func TestViewCommand(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	const token = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binary, "view", "--token-file", file, "--http", "127.0.0.1:4555", "--session", "01ABC").Output()
+	if want := "http://127.0.0.1:4555/view?session=01ABC&token=" + token + "\n"; err != nil || string(out) != want {
+		t.Fatalf("termhost view: %q %v, want %q", out, err, want)
+	}
+	out, err = exec.Command(binary, "view", "--token-file", file+".missing").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "start `termhost serve --http` first") {
+		t.Fatalf("termhost view without a token file: %q %v", out, err)
 	}
 }
