@@ -197,6 +197,9 @@ func (s *Session) SendCredential(ctx context.Context, secret []byte, mask bool) 
 	if err := CheckCredential(secret); err != nil {
 		return err
 	}
+	if err := s.humanRefusal(); err != nil { // before the secret joins the masked set (human.go)
+		return err
+	}
 	if err := s.SecretsAllowed(); err != nil {
 		return err
 	}
