@@ -117,7 +117,7 @@ func (s *Server) addAskSecret() {
 			Name: "ask_secret",
 			// No annotations: the defaults (destructive, open world) are
 			// this tool's.
-			Description: "Ask your person for a secret on a one-time page; it reaches the session, never you.",
+			Description: "A secret from your person, typed into the session on a page you never see.",
 		}, func(p schemaProps) {
 			sessionRef(p)
 			p["prompt"].MaxLength = ptr(maxPromptLen)

@@ -100,13 +100,14 @@ const maxCodeLen = 64
 
 func (s *Server) addHandoverTools() {
 	addTool(s, testerVoice, &sdk.Tool{
-		Name:        "share_session",
-		Description: "Hand a session to another client: a one-time code (10 min) for its claim_session; yours until then.",
+		Name: "share_session",
+		Description: "Give one of your sessions to another client: returns a one-time code (10 min) for its " +
+			"claim_session; the session stays yours until then.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, tuiRef, s.shareSession)
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "claim_session",
-		Description: "Take over a session another client shared (share_session's code); it is then yours alone.",
+		Description: "Take a session another client shared (its share_session code).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) { p["code"].MaxLength = ptr(maxCodeLen) }, s.claimSession)
 }

@@ -25,10 +25,10 @@ type tuiSessionIn struct {
 type viewIn struct {
 	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
 	Format    string `json:"format,omitempty" jsonschema:"plain (default), ansi (with colours and reverse video), raw (the byte stream) or scrollback (history + screen)"`
-	Changes   bool   `json:"changes,omitempty" jsonschema:"plain/ansi: return only the rows that changed since your last view"`
-	Offset    *int   `json:"offset,omitempty" jsonschema:"scrollback: first line, 0 = oldest (default: the last page)"`
+	Changes   bool   `json:"changes,omitempty" jsonschema:"only rows changed since your last view"`
+	Offset    *int   `json:"offset,omitempty" jsonschema:"scrollback: first line, 0 = oldest (default: last page)"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"scrollback: lines per page (default 100)"`
-	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"at most this many bytes of content (default 65536)"`
+	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"content bound in bytes (default 65536)"`
 }
 
 type resizeIn struct {
@@ -43,17 +43,23 @@ type screenWaitIn struct {
 	Until        string `json:"until,omitempty" jsonschema:"regex on new output (or the screen: onScreen)"`
 	OnScreen     bool   `json:"onScreen,omitempty" jsonschema:"match until on the rendered screen"`
 	Prompt       bool   `json:"prompt,omitempty" jsonschema:"a prompt (shell integration, Telnet GA/EOR)"`
-	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"quiet this many ms after some output"`
+	IdleMs       int    `json:"idleMs,omitempty" jsonschema:"this many quiet ms, once output arrived"`
 	ScreenStable int    `json:"screenStable,omitempty" jsonschema:"no change for this many ms"`
 	Exit         bool   `json:"exit,omitempty" jsonschema:"the process or peer ends"`
-	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default, max 300000)"`
+	TimeoutMs    int    `json:"timeoutMs,omitempty" jsonschema:"give up after this many ms (default and max 300000)"`
 }
 
 type waitForIn struct {
+	humanIn
 	SessionID  string   `json:"session_id,omitempty" jsonschema:"session id or name"`
-	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"several sessions: the first wins"`
+	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"several sessions: the first to satisfy ends the wait"`
 	screenWaitIn
-	View  string `json:"view,omitempty" jsonschema:"also return that session's screen"`
+	View string `json:"view,omitempty" jsonschema:"also return the ending session's screen: plain or ansi"`
+}
+
+// humanIn is wait_for's wait for a person's hand-back (the live view,
+// view.go).
+type humanIn struct {
 	Human string `json:"human,omitempty" jsonschema:"released: the keyboard given back"`
 }
 
@@ -80,8 +86,8 @@ func (s *Server) addTUITools() {
 	ro := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "view_screen",
-		Description: "The session's terminal screen with the cursor {row, col} (0-based), size, title and state.",
-		Annotations: &sdk.ToolAnnotations{Title: "View screen", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Description: "The screen, cursor {row, col} (0-based), size, title and state.",
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
 		p["format"].Enum = []any{"plain", "ansi", "raw", "scrollback"}
@@ -104,7 +110,7 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "resize_terminal",
-		Description: "Resize the terminal (the program gets SIGWINCH; Telnet peers get NAWS).",
+		Description: "Resize the terminal (SIGWINCH; Telnet NAWS).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
@@ -121,20 +127,20 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "stop_app",
-		Description: "End a session: a program gets SIGTERM, then SIGKILL after 3 s. Returns its exit status.",
+		Description: "End a session (SIGTERM, SIGKILL after 3 s); returns its exit status.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, tuiRef, s.stopApp)
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "list_sessions",
-		Description: "Your sessions (pty, telnet, ssh) with their state and size.",
+		Description: "Your sessions with state and size.",
 		Annotations: ro,
 	}, nil, s.listSessions)
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name: "wait_for",
-		Description: "Wait for a condition on one or more sessions, or timeoutMs; " +
-			"returns which session, why, and a finished command's exit_code and duration_ms.",
+		Description: "Wait until a session meets a condition (until, prompt, idleMs, screenStable, exit) or timeoutMs " +
+			"passes; returns which session, why, and a finished command's exit_code and duration_ms when known.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		p["session_id"].MaxLength = ptr(maxRefLen)
