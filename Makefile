@@ -112,3 +112,11 @@ demo:
 
 clean:
 	rm -rf bin
+
+# The live view's xterm.js (host/mcp/viewassets, embedded): vendored once
+# with npm by tools/fetch-xterm.sh and committed; run this to change its
+# version (XTERM_VERSION=…). Building termhost needs neither npm nor a
+# network.
+.PHONY: xterm
+xterm:
+	./tools/fetch-xterm.sh

@@ -60,6 +60,9 @@ const (
 	codeInvalidInput    = "INVALID_INPUT"
 	codeResourceLimit   = "RESOURCE_LIMIT"
 	codeInternal        = "INTERNAL_ERROR"
+	// codeHumanControl: a person holds the session's keyboard in the
+	// live view (every voice says it; retryable).
+	codeHumanControl = "HUMAN_CONTROL"
 )
 
 // JSON-RPC codes of the SSH tools (SPEC SSH-7).
@@ -84,6 +87,7 @@ const (
 	classLimit
 	classInternal
 	classCancelled
+	classHuman
 )
 
 func classOf(err error) class {
@@ -94,6 +98,8 @@ func classOf(err error) class {
 		return classArg
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrExpired):
 		return classNotFound
+	case errors.Is(err, session.ErrHumanControl):
+		return classHuman
 	case errors.Is(err, session.ErrDisconnected):
 		return classEnded
 	case errors.Is(err, session.ErrLimit):
@@ -110,10 +116,11 @@ func classOf(err error) class {
 // the table's default (testerCodes: INTERNAL_ERROR, rpcCodes: -32000).
 var (
 	testerCodes = map[class]string{classArg: codeInvalidInput, classNotFound: codeSessionNotFound, classEnded: codeSessionDead,
-		classLimit: codeResourceLimit, classInternal: codeInternal}
+		classLimit: codeResourceLimit, classInternal: codeInternal, classHuman: codeHumanControl}
 	rpcCodes = map[class]int64{classArg: rpcInvalidParams, classNotFound: rpcSession, classEnded: rpcSession,
-		classLimit: rpcSession, classInternal: rpcInternal}
-	textPrefixes = map[class]string{classLimit: codeResourceLimit + ": ", classInternal: codeInternal + ": "}
+		classLimit: rpcSession, classInternal: rpcInternal, classHuman: rpcSession}
+	textPrefixes = map[class]string{classLimit: codeResourceLimit + ": ", classInternal: codeInternal + ": ",
+		classHuman: codeHumanControl + ": "}
 )
 
 // rpcCode is the SPEC SSH-7 code of an error, with its data: the SSH
@@ -147,6 +154,8 @@ func rpcCode(err error) (int64, map[string]any) {
 		return rpcSession, nil
 	case errors.As(err, &xe):
 		return rpcConnect, nil
+	case errors.Is(err, session.ErrHumanControl):
+		return rpcSession, map[string]any{"code": codeHumanControl, "retryable": true}
 	}
 	if code, ok := rpcCodes[classOf(err)]; ok {
 		return code, nil
@@ -167,6 +176,9 @@ func (s *Server) fail(v voice, err error) (*sdk.CallToolResult, error) {
 		return toolError(code + ": " + msg), nil
 	case sshVoice:
 		code, data := rpcCode(err)
+		if classOf(err) == classHuman {
+			msg = codeHumanControl + ": " + msg
+		}
 		e := &jsonrpc.Error{Code: code, Message: msg}
 		if data != nil {
 			e.Data, _ = json.Marshal(data)

@@ -137,6 +137,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h.owner = tokenOwner(h.user)
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
+	view := newViewHandler(h) // view.go
+	mux.Handle(ViewPath, view)
+	mux.Handle(ViewPath+"/", view)
+	s.addAskSecret() // its pages are the view's
 	return mux
 }
 
@@ -170,6 +174,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !h.authorize(w, r) {
 		return
+	}
+	if h.srv.httpBase.Load() == nil { // where ask_secret's pages are, when RunHTTP did not say
+		h.srv.httpBase.CompareAndSwap(nil, "http://"+r.Host)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), httpOwnerKey{}, h.owner))
 	body, ok := h.readBody(w, r)
@@ -364,6 +371,7 @@ func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request) {
 	if sid == "" {
 		return
 	}
+	h.srv.minted.Store(sid, h.user) // whose sessions the view shows (view.go)
 	for ss := range h.srv.mcp.Sessions() {
 		if ss.ID() == sid {
 			go h.srv.watchSession(ss)
@@ -433,6 +441,9 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) er
 	// last as long as a client listens. Headers have ReadHeaderTimeout,
 	// bodies HTTPOptions.BodyTimeout (readBody), idle keep-alive
 	// connections IdleTimeout.
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && !a.IP.IsUnspecified() {
+		s.httpBase.Store("http://" + a.String())
+	}
 	srv := &http.Server{
 		Handler:           s.HTTPHandler(o),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -483,10 +494,13 @@ func (s *Server) watchSession(ss *sdk.ServerSession) {
 		if n := s.deps.Sessions.CloseOwned(ss.ID()); n > 0 {
 			s.log.Info("MCP session deleted by its client; its terminal sessions were stopped", "mcpSession", ss.ID(), "sessions", n)
 		}
+		s.minted.Delete(ss.ID())
 		return
 	}
 	if n := s.deps.Sessions.Orphan(ss.ID()); n > 0 {
 		s.log.Info("MCP session ended; its terminal sessions are reaped after 5 min unused", "mcpSession", ss.ID(), "sessions", n)
+	} else {
+		s.minted.Delete(ss.ID())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,6 +87,15 @@ type Server struct {
 	// deleted are the MCP sessions (HTTP) their client is deleting, by id:
 	// watchSession ends their terminal sessions (http.go).
 	deleted sync.Map
+	// minted are the MCP sessions (HTTP, 2025-11-25 era) by id, each with
+	// the token user that created it: the live view shows a token's
+	// sessions (view.go).
+	minted sync.Map
+	// ask_secret (asksecret.go): registered once over HTTP; the pages
+	// waiting for a secret; the base address of those pages.
+	askOnce  sync.Once
+	asks     asks
+	httpBase atomic.Value // string
 }
 
 // New builds the server and registers the enabled tool groups.

@@ -25,10 +25,10 @@ type tuiSessionIn struct {
 type viewIn struct {
 	SessionID string `json:"session_id" jsonschema:"session id or name (any kind)"`
 	Format    string `json:"format,omitempty" jsonschema:"plain (default), ansi (with SGR), raw (bytes), scrollback (history+screen), png or svg (a picture)"`
-	Changes   bool   `json:"changes,omitempty" jsonschema:"plain/ansi: return only the rows that changed since your last view"`
-	Offset    *int   `json:"offset,omitempty" jsonschema:"scrollback: first line, 0 = oldest (default: the last page)"`
+	Changes   bool   `json:"changes,omitempty" jsonschema:"only rows changed since your last view"`
+	Offset    *int   `json:"offset,omitempty" jsonschema:"scrollback: first line, 0 = oldest (default: last page)"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"scrollback: lines per page (default 100)"`
-	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"at most this many bytes of content (default 65536)"`
+	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"content bound in bytes (default 65536)"`
 }
 
 type resizeIn struct {
@@ -50,10 +50,17 @@ type screenWaitIn struct {
 }
 
 type waitForIn struct {
+	humanIn
 	SessionID  string   `json:"session_id,omitempty" jsonschema:"session id or name"`
 	SessionIDs []string `json:"session_ids,omitempty" jsonschema:"several sessions: the first to satisfy ends the wait"`
 	screenWaitIn
 	View string `json:"view,omitempty" jsonschema:"also return the ending session's screen: plain or ansi"`
+}
+
+// humanIn is wait_for's wait for a person's hand-back (the live view,
+// view.go).
+type humanIn struct {
+	Human string `json:"human,omitempty" jsonschema:"released: the keyboard given back"`
 }
 
 // Bounds of the tester tools' arguments.
@@ -79,7 +86,7 @@ func (s *Server) addTUITools() {
 	ro := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "view_screen",
-		Description: "The session's terminal screen with the cursor {row, col} (0-based), size, title and state.",
+		Description: "The screen, cursor {row, col} (0-based), size, title and state.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(p schemaProps) {
 		tuiRef(p)
@@ -120,13 +127,13 @@ func (s *Server) addTUITools() {
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "stop_app",
-		Description: "End a session (a program: SIGTERM, SIGKILL after 3 s); returns its exit status.",
+		Description: "End a session (SIGTERM, SIGKILL after 3 s); returns its exit status.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, tuiRef, s.stopApp)
 
 	addTool(s, testerVoice, &sdk.Tool{
 		Name:        "list_sessions",
-		Description: "Your sessions (pty, telnet, ssh) with their state and size.",
+		Description: "Your sessions with state and size.",
 		Annotations: ro,
 	}, nil, s.listSessions)
 
@@ -140,6 +147,7 @@ func (s *Server) addTUITools() {
 		p["session_ids"].MaxItems = ptr(maxWaitTargets)
 		p["session_ids"].Items.MaxLength = ptr(maxRefLen)
 		p["view"].Enum = []any{"plain", "ansi"}
+		p["human"].Enum = []any{"released"}
 		screenWaitBounds(p)
 	}, s.waitFor)
 }
@@ -463,6 +471,7 @@ func (s *Server) waitFor(ctx context.Context, req *sdk.CallToolRequest, in waitF
 		if err != nil {
 			return nil, err
 		}
+		spec.Released = in.Human == "released"
 		if spec.Empty() {
 			return nil, invalid("until", "give at least one condition: until, prompt, idleMs, screenStable, exit or timeoutMs")
 		}

@@ -197,6 +197,9 @@ func (s *Session) SendCredential(ctx context.Context, secret []byte, mask bool) 
 	if err := CheckCredential(secret); err != nil {
 		return err
 	}
+	if err := s.humanRefusal(); err != nil { // before the secret joins the masked set (human.go)
+		return err
+	}
 	if err := s.SecretsAllowed(); err != nil {
 		return err
 	}
@@ -220,5 +223,5 @@ func (s *Session) SendCredential(ctx context.Context, secret []byte, mask bool) 
 	if mask {
 		shown = append(bytes.Repeat([]byte{'*'}, len(secret)), Enter...)
 	}
-	return s.send(ctx, line, false, shown)
+	return s.send(ctx, line, false, false, shown)
 }

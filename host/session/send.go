@@ -17,20 +17,27 @@ import (
 // nil (everything was written), or an error that says how much was
 // written. Nothing written after an error of the same send.
 func (s *Session) Send(ctx context.Context, p []byte) error {
-	return s.send(ctx, p, true, nil)
+	return s.send(ctx, p, true, false, nil)
 }
 
 // sendRaw is Send without the input hook (a secret is not a command line
 // to vet, and must not be kept as one).
 func (s *Session) sendRaw(ctx context.Context, p []byte) error {
-	return s.send(ctx, p, false, nil)
+	return s.send(ctx, p, false, false, nil)
 }
 
-// send walks p toward the peer; shown, when not nil, is what a recording
-// shows of it instead (a secret's mask).
-func (s *Session) send(ctx context.Context, p []byte, vet bool, shown []byte) error {
+// send walks p toward the peer. human says the keys are those of the
+// person holding the keyboard (SendHuman); anyone else's are refused while
+// a person holds it. shown, when not nil, is what a recording shows of p
+// instead (a secret's mask).
+func (s *Session) send(ctx context.Context, p []byte, vet, human bool, shown []byte) error {
 	if !s.Alive() {
 		return s.disconnectedErr()
+	}
+	if !human {
+		if err := s.humanRefusal(); err != nil {
+			return err
+		}
 	}
 	if vet && s.lineCheck != nil && s.lineCheck.Active() {
 		return s.sendChecked(ctx, p) // linecheck.go
@@ -174,6 +181,9 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 // IAC IP, IAC BRK, IAC AYT; SSH: a signal request); if none takes it, a
 // link that can signal does (PTY: SIGINT to the foreground process group).
 func (s *Session) Interrupt(ctx context.Context, op string) error {
+	if err := s.humanRefusal(); err != nil {
+		return err
+	}
 	req, _ := json.Marshal(map[string]string{"op": op})
 	_, handled, err := s.Control(ctx, req, false)
 	if handled || (err != nil && !s.Alive()) {

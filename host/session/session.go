@@ -225,6 +225,8 @@ type Session struct {
 	// first use (Spec.Dialect DetectOnUse; JoinDialect); nil otherwise.
 	joinDialect func() (Binding, error)
 	stopping    bool // Stop is ending the session
+	// human is the viewer holding the keyboard ("": the agent; human.go).
+	human string
 	// values: what a layer above the engine keeps about the session
 	// (layer.go); guarded by mu.
 	values map[any]any

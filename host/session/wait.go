@@ -45,12 +45,15 @@ type WaitSpec struct {
 	// Poll, with Check, also tries Check when this long passed since the
 	// last try without any change (a condition that depends on quiet).
 	Poll time.Duration
+	// Released: no person holds the keyboard (human.go); ends the wait
+	// with ReasonReleased.
+	Released bool
 }
 
 // Empty says whether nothing at all is waited for.
 func (w WaitSpec) Empty() bool {
 	return w.Until == nil && !w.Prompt && w.Idle <= 0 && !w.Exit && w.Timeout <= 0 &&
-		w.Stable <= 0 && w.Check == nil
+		w.Stable <= 0 && w.Check == nil && !w.Released
 }
 
 // Limits of an until pattern: its text, and the program it compiles to.
@@ -233,11 +236,21 @@ const utf8Hold = 2 * time.Second
 // character does not count as new output while it is held back.
 // Cancelling ctx (e.g. MCP notifications/cancelled) stops it with ctx's
 // error.
-func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool) (Reason, time.Duration, error) {
+//
+// A wait that ends while a person holds the keyboard (human.go) says so:
+// ReasonHuman, unless it ended with the session or for the hand-back.
+func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool) (reason Reason, used time.Duration, err error) {
 	timeout := s.WaitCeiling(spec.Timeout)
 	if spec.Empty() {
 		return ReasonImmediate, 0, nil
 	}
+	defer func() {
+		if err == nil && reason != ReasonExit && reason != ReasonEOF && reason != ReasonReleased {
+			if _, held := s.HumanHolder(); held {
+				reason = ReasonHuman
+			}
+		}
+	}()
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
 	deadline := time.Now().Add(timeout)
@@ -260,6 +273,7 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		lastRx := s.lastRx
 		prompt := spec.Prompt && s.promptAfterLocked(cur.Seq)
 		seq := s.nextSeq
+		released := spec.Released && s.human == ""
 		s.mu.Unlock()
 
 		now := time.Now()
@@ -283,6 +297,9 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		}
 		if prompt {
 			return ReasonPrompt, timeout, nil
+		}
+		if released {
+			return ReasonReleased, timeout, nil
 		}
 		if ended {
 			if spec.Exit {
