@@ -520,7 +520,7 @@ func TestTesterBadArguments(t *testing.T) {
 		want string
 	}{
 		{"view_screen", map[string]any{"session_id": "nope"}, "SESSION_NOT_FOUND"},
-		{"view_screen", map[string]any{"session_id": pid, "format": "html"}, "INVALID_INPUT: invalid arguments: format: must be one of plain, ansi, raw or scrollback"},
+		{"view_screen", map[string]any{"session_id": pid, "format": "html"}, "INVALID_INPUT: invalid arguments: format: must be one of plain, ansi, raw, scrollback, png or svg"},
 		{"view_screen", map[string]any{}, "INVALID_INPUT: invalid arguments: session_id: required"},
 		{"send_keys", map[string]any{"session_id": pid, "keys": "Entr"}, `INVALID_INPUT: invalid arguments: keys: "Entr" is not a key name`},
 		{"send_keys", map[string]any{"session_id": pid, "keys": []any{"Enter", 5}}, "INVALID_INPUT: invalid arguments: keys[1]: must be a string"},

@@ -451,8 +451,13 @@ func TestHTTPResumption(t *testing.T) {
 // terminal sessions become orphans rather than ending (a client that went
 // away without a DELETE); they stay their owner's, out of every other
 // client's sight.
+//
+// The timeout must outlast the launch_app call that opens the terminal
+// session: an MCP session that times out while that call runs is orphaned
+// before the session exists (with the default 30 minutes, no call runs that
+// long). 300 ms did not, under the race detector on a loaded machine.
 func TestHTTPIdleMCPSessionOrphans(t *testing.T) {
-	h, url := newHTTPHost(t, mcp.HTTPOptions{SessionTimeout: 300 * time.Millisecond})
+	h, url := newHTTPHost(t, mcp.HTTPOptions{SessionTimeout: 2 * time.Second})
 	cs := connectHTTP(t, url, eraLegacy, nil)
 	id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
 	deadline := time.Now().Add(10 * time.Second)
