@@ -213,12 +213,16 @@ func (s *Server) loginAsk(req *sdk.CallToolRequest, sess *session.Session, credI
 		if len(prompt) > maxPromptLen {
 			prompt = prompt[:maxPromptLen]
 		}
-		what := fmt.Sprintf("the %s (credential %q has none); the device says %q", field, credID, prompt)
+		lacks := fmt.Sprintf("credential %q has none", credID)
+		if credID == "" {
+			lacks = "no credential was given"
+		}
+		what := fmt.Sprintf("the %s (%s); the device says %q", field, lacks, prompt)
 		code, ask, err := s.asks.add(own, sess, what)
 		if err != nil {
 			return err
 		}
-		msg := fmt.Sprintf("Session %s asks for the %s: credential %q has none. Type it on this page; the agent never sees it.", sess.ID, field, credID)
+		msg := fmt.Sprintf("Session %s asks for the %s: %s. Type it on this page; the agent never sees it.", sess.ID, field, lacks)
 		status, err := s.elicitAsk(ctx, ss, code, ask, base+secretPagePath+code, msg)
 		if err != nil {
 			s.asks.drop(code)
