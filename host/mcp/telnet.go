@@ -218,7 +218,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		prompt, err := device.LoginAsking(ctx, sess, cred.Username, pass, loginTimeout, secretGate(*cred, sess), ask)
 		if errors.Is(err, device.ErrNoUsername) {
 			err = fmt.Errorf("%w: the device asked for a username, and credential %q has none (it is for password-only lines; add \"username\" to it for this device, "+
-				"or run serve --http with a client that takes URL elicitations, and the person is asked on a page: ask_secret's)", device.ErrLogin, cred.ID)
+				"or serve over --http to a client that takes URL elicitations: the person is then asked for it on ask_secret's one-time page)", device.ErrLogin, cred.ID)
 		}
 		if err != nil {
 			s.deps.Sessions.Remove(sess.ID)
