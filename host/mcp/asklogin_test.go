@@ -203,6 +203,10 @@ func TestSetModeAsksPerson(t *testing.T) {
 	port, _ := strconv.Atoi(dp)
 	a := newAskHost(t, `{"version":"1.0","credentials":[]}`)
 	id := mustCall(t, a.cs, "telnet_connect", map[string]any{"host": dh, "port": port})["sessionId"].(string)
+	// The prompt first: set_mode's dialect detects from it.
+	if r := mustCall(t, a.cs, "telnet_read", map[string]any{"sessionId": id, "until": `edge-r1>\s*$`, "timeoutMs": 10000}); !strings.Contains(fmt.Sprint(r), "edge-r1>") {
+		t.Fatalf("no prompt: %v", r)
+	}
 	result := make(chan testutil.Result, 1)
 	go func() {
 		result <- testutil.CallTool(a.cs, 60*time.Second, "set_mode", map[string]any{"sessionId": id, "mode": "privileged"})
