@@ -85,6 +85,9 @@ func soakArtifacts(t *testing.T) string {
 }
 
 func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the soak runs for a minute at least; not under -short")
+	}
 	requireTool(t, "/bin/busybox", "--list")
 	testutil.NeedProgram(t, "bash")
 	sessions, length, every := soakScale(t)
