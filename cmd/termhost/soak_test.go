@@ -119,7 +119,9 @@ func TestSoak(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	h := startHostEnv(t, []string{"XDG_DATA_HOME=" + data},
 		"--credentials", creds, "--rules", rules, "--known-hosts", filepath.Join(dir, "kh"), "--no-user-known-hosts",
-		"--debug-addr", "127.0.0.1:0", "--log-level", "info")
+		"--debug-addr", "127.0.0.1:0", "--log-level", "info",
+		// One client holds every session: the SSH ones a third of them.
+		"--ssh-max-per-client", strconv.Itoa(sessions), "--max-sessions", strconv.Itoa(sessions+10))
 	h.pluginsLoaded()
 	pprofAddr := soakPprofAddr(t, h)
 
