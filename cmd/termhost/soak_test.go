@@ -144,7 +144,7 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("soak: %d sessions for %v, a sample every %v; before: %.1f MB, %d goroutines, %d fds", sessions, length, every, base.rssMB, base.goroutines, base.fds)
+	t.Logf("soak: %d sessions for %v, a sample every %v; before: %.1f MB, %d goroutines, %d fds; Go heap: %s", sessions, length, every, base.rssMB, base.goroutines, base.fds, soakHeap(pprofAddr))
 
 	// The sampler.
 	var (
@@ -257,7 +257,7 @@ func TestSoak(t *testing.T) {
 	}) {
 		t.Errorf("soak: %d fds after every session closed, %d before", after.fds, base.fds)
 	}
-	t.Logf("soak: after: %.1f MB, %d goroutines, %d fds", after.rssMB, after.goroutines, after.fds)
+	t.Logf("soak: after: %.1f MB, %d goroutines, %d fds; Go heap: %s", after.rssMB, after.goroutines, after.fds, soakHeap(pprofAddr))
 
 	// Every recording reads back.
 	recMu.Lock()
@@ -320,6 +320,29 @@ func soakGoroutines(addr string) (int, error) {
 		return 0, fmt.Errorf("goroutine profile starts %q", line)
 	}
 	return strconv.Atoi(v)
+}
+
+// soakHeap gives the Go runtime's heap figures from the heap profile's
+// footer (runtime.MemStats): what the server holds, what is idle and what
+// has been given back to the system.
+func soakHeap(addr string) string {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, f := range []string{"HeapInuse", "HeapIdle", "HeapReleased", "Sys"} {
+			if v, ok := strings.CutPrefix(line, "# "+f+" = "); ok {
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					out = append(out, fmt.Sprintf("%s %d MB", f, n>>20))
+				}
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 const soakWait = 30 * time.Second
