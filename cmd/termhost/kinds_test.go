@@ -90,6 +90,14 @@ func TestEveryKindSharedPaths(t *testing.T) {
 				t.Errorf("the interrupt took %v", took)
 			}
 
+			// The loop above may have sent more lines than it needed: let
+			// the shell answer them all (their prompts come after the mark
+			// run_command takes, and its expect would match one at once).
+			mustCall(t, f.cs, "send_keys", map[string]any{"session_id": id, "text": "echo sync-$((3*3))\r"})
+			if r := h.call(15*time.Second, "wait_for", map[string]any{"session_id": id, "until": `(?s)sync-9\r?\n.*\$ $`, "timeoutMs": 10000}); r.isErr || r.res["reason"] != "matched" {
+				t.Fatalf("the shell did not settle: %+v\n%s", r, h.view(id))
+			}
+
 			// run_command returns a command's output alone, ended by the
 			// prompt it is told.
 			res := mustCall(t, f.cs, "run_command", map[string]any{"sessionId": id, "command": "echo rc-$((1+1))", "expect": `\$ $`, "timeoutMs": 15000})
