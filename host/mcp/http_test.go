@@ -452,10 +452,8 @@ func TestHTTPResumption(t *testing.T) {
 // away without a DELETE); they stay their owner's, out of every other
 // client's sight.
 //
-// The timeout must outlast the launch_app call that opens the terminal
-// session: an MCP session that times out while that call runs is orphaned
-// before the session exists (with the default 30 minutes, no call runs that
-// long). 300 ms did not, under the race detector on a loaded machine.
+// A launch_app still running when the MCP session times out opens its
+// session as an orphan (session.TestOwnerGoneBeforeOpenEnds).
 func TestHTTPIdleMCPSessionOrphans(t *testing.T) {
 	h, url := newHTTPHost(t, mcp.HTTPOptions{SessionTimeout: 2 * time.Second})
 	cs := connectHTTP(t, url, eraLegacy, nil)

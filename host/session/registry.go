@@ -102,7 +102,12 @@ type Registry struct {
 	reopening map[string]string
 	// orphans are the sessions whose owner went away (Orphan), by id: the
 	// time of the orphaning or of the last lookup since, whichever is later.
-	orphans  map[string]time.Time
+	orphans map[string]time.Time
+	// gone are the owners that went away (Orphan, CloseOwned), with when
+	// and whether they were deleted: a session whose open was still
+	// running then is orphaned or refused as it is added (add), not left
+	// to the plain idle timeout. Bounded: goneKeep, maxGone.
+	gone     map[string]goneOwner
 	stopping sync.WaitGroup // graceful stops the reaper started
 	stopReap chan struct{}
 	reapDone chan struct{}
@@ -131,6 +136,7 @@ func NewRegistry(limits Limits, cfg Config) *Registry {
 		entropy:   ulid.Monotonic(rand.Reader, 0),
 		tombs:     make(map[string]*tombstone),
 		orphans:   make(map[string]time.Time),
+		gone:      make(map[string]goneOwner),
 		shares:    make(map[string]*share),
 		reopening: make(map[string]string),
 		stopReap:  make(chan struct{}),
@@ -198,9 +204,53 @@ func (r *Registry) add(s *Session) error {
 	} else if r.byID[s.ID] != nil {
 		return fmt.Errorf("session id %s is in use", s.ID)
 	}
+	if g, ok := r.gone[s.owner]; ok && s.owner != "" {
+		if g.deleted {
+			if s.Name != "" && r.byName[nameKey(s.owner, s.Name)] == s {
+				delete(r.byName, nameKey(s.owner, s.Name))
+			}
+			return fmt.Errorf("%w (deleted by its client while this session was being opened); it was closed", ErrOwnerGone)
+		}
+		r.orphans[s.ID] = time.Now()
+	}
 	s.onEnd = r.ended
 	r.byID[s.ID] = s
 	return nil
+}
+
+// goneOwner is an owner that went away (Registry.gone).
+type goneOwner struct {
+	at      time.Time
+	deleted bool
+}
+
+// How long and how many gone owners are remembered: longer than any call
+// that opens a session runs (its wait ceilings are minutes).
+const (
+	goneKeep = time.Hour
+	maxGone  = 4096
+)
+
+// goneLocked remembers that owner went away. Caller holds mu.
+func (r *Registry) goneLocked(owner string, deleted bool) {
+	if owner == "" {
+		return
+	}
+	now := time.Now()
+	if len(r.gone) >= maxGone {
+		oldest, at := "", now
+		for o, g := range r.gone {
+			if now.Sub(g.at) > goneKeep {
+				delete(r.gone, o)
+			} else if g.at.Before(at) {
+				oldest, at = o, g.at
+			}
+		}
+		if len(r.gone) >= maxGone {
+			delete(r.gone, oldest)
+		}
+	}
+	r.gone[owner] = goneOwner{at: now, deleted: deleted}
 }
 
 // forgetLocked removes s from the maps. Caller holds mu.
@@ -377,6 +427,9 @@ func (r *Registry) reopenOwner(id, owner string) string {
 // client that ended its MCP session), all at once, each gracefully (SPEC
 // PTY-3). It returns how many it stopped.
 func (r *Registry) CloseOwned(owner string) int {
+	r.mu.Lock()
+	r.goneLocked(owner, true)
+	r.mu.Unlock()
 	var wg sync.WaitGroup
 	list := r.Owned(owner, "")
 	for _, s := range list {
@@ -401,6 +454,7 @@ func (r *Registry) Orphan(owner string) int {
 	n := 0
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.goneLocked(owner, false)
 	for id, s := range r.byID {
 		if s.owner == owner {
 			r.orphans[id] = now

@@ -59,7 +59,10 @@ var (
 	ErrExpired      = errors.New("Session expired")
 	ErrLimit        = errors.New("limit reached")
 	ErrNameTaken    = errors.New("session name already in use")
-	ErrInvalidName  = errors.New("invalid session name")
+	// ErrOwnerGone: an open finished after its owner's MCP session was
+	// deleted (CloseOwned); the session is not kept.
+	ErrOwnerGone   = errors.New("the MCP session that asked for this session has ended")
+	ErrInvalidName = errors.New("invalid session name")
 	// ErrScreenSize: cols×rows over MaxScreenCells.
 	ErrScreenSize = errors.New("screen too large")
 	// ErrPeerStalled: the peer does not read what is written to it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -723,5 +724,43 @@ func TestPumpRepliesToAPeerThatReadsLate(t *testing.T) {
 	}
 	if res := read(t, s, WaitSpec{}); !bytes.HasPrefix(res.Data, []byte("c00c01")) || !bytes.HasSuffix(res.Data, []byte("c19")) {
 		t.Errorf("the session's output: %q", res.Data)
+	}
+}
+
+// TestOwnerGoneBeforeOpenEnds: a session whose open finishes after its
+// owner went away — a call still running when its MCP session timed out or
+// was deleted — is not left outside both rules: after Orphan it starts as
+// an orphan (reaped after OrphanIdleTimeout), after CloseOwned its open
+// fails and nothing of it stays.
+func TestOwnerGoneBeforeOpenEnds(t *testing.T) {
+	r := newRegistry(t, Limits{IdleTimeout: time.Hour, OrphanIdleTimeout: 200 * time.Millisecond, ReapEvery: 10 * time.Millisecond}, Config{})
+	if n := r.Orphan("mcp-timed-out"); n != 0 {
+		t.Fatalf("Orphan marked %d sessions of an owner with none", n)
+	}
+	late, _, _ := testKind(t, r, Spec{Owner: "mcp-timed-out"}, nil, nil)
+	if !r.Orphaned(late.ID) {
+		t.Fatal("a session opened for an owner that went away is not an orphan")
+	}
+	eventually(t, "reaping the late orphan", func() bool { return late.State() == StateTerminated })
+	other, _, _ := testKind(t, r, Spec{Owner: "mcp-alive"}, nil, nil)
+	if r.Orphaned(other.ID) {
+		t.Fatal("another owner's session is an orphan")
+	}
+
+	r.CloseOwned("mcp-deleted")
+	ours, peer := net.Pipe()
+	defer peer.Close()
+	pl := &pipeLink{Conn: ours, exit: make(chan link.ExitStatus, 1)}
+	spec := Spec{Kind: "pipe", Owner: "mcp-deleted", Dial: func(context.Context) (link.Link, error) { return pl, nil }}
+	noPlugins := func(string, abi.Kind, []byte) (Binding, error) { return nil, errors.New("no such plugin") }
+	if _, err := r.Open(context.Background(), noPlugins, spec); !errors.Is(err, ErrOwnerGone) {
+		t.Fatalf("open for a deleted owner: %v, want ErrOwnerGone", err)
+	}
+	peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := peer.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the refused session's link is still open")
+	}
+	if n := len(r.Owned("mcp-deleted", "")); n != 0 {
+		t.Fatalf("%d sessions of the deleted owner remain", n)
 	}
 }
