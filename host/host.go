@@ -318,30 +318,62 @@ func (h *Host) trimWhenQuiet() {
 	)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	var trimmed time.Time // the activity the last trim followed
-	released := 0         // by freezes since the last trim
+	var tr trimmer
 	for {
 		select {
 		case <-h.stopTrim:
 			return
 		case <-t.C:
 		}
-		released += h.Sessions.FreezeIdle(quiet)
-		var last time.Time
-		for _, s := range h.Sessions.List("") {
-			if a := s.LastActive(); a.After(last) {
-				last = a
-			}
+		freed := h.Sessions.FreezeIdle(quiet)
+		live := h.Sessions.List("")
+		active := make([]time.Time, len(live))
+		for i, s := range live {
+			active[i] = s.LastActive()
 		}
-		allQuiet := last.After(trimmed) && time.Since(last) > quiet
-		if allQuiet || released >= releasedEnough {
-			if allQuiet {
-				trimmed = last
-			}
-			released = 0
+		if tr.due(time.Now(), active, freed, quiet, releasedEnough) {
 			debug.FreeOSMemory()
 		}
 	}
+}
+
+// trimmer decides, once a tick, whether to return freed memory to the OS.
+type trimmer struct {
+	trimmed  time.Time // the activity the last trim followed
+	released int       // by freezes since the last trim
+	emptied  time.Time // when the last live session went
+	hadLive  bool
+}
+
+// due is given the live sessions' last activity and what the tick's
+// freezes released: true once all have been quiet for quiet after
+// activity, or once enough was released.
+func (tr *trimmer) due(now time.Time, active []time.Time, freed int, quiet time.Duration, enough int) bool {
+	tr.released += freed
+	var last time.Time
+	for _, a := range active {
+		if a.After(last) {
+			last = a
+		}
+	}
+	// The last session's end is activity too: what the sessions held is
+	// given back once none is left (List omits ended sessions).
+	if len(active) == 0 && tr.hadLive {
+		tr.emptied = now
+	}
+	tr.hadLive = len(active) > 0
+	if tr.emptied.After(last) {
+		last = tr.emptied
+	}
+	allQuiet := last.After(tr.trimmed) && now.Sub(last) > quiet
+	if !allQuiet && tr.released < enough {
+		return false
+	}
+	if allQuiet {
+		tr.trimmed = last
+	}
+	tr.released = 0
+	return true
 }
 
 // Close ends every session and unloads every plugin.
