@@ -195,6 +195,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		Logger:   cfg.Logger.With("component", "plugin"),
 
 		UnguardedEmbedded: cfg.UnguardedEmbedded,
+		// A fresh cache compiles nothing at start (issue 19: an idle
+		// server's peak).
+		CheckOnUse: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)

@@ -305,6 +305,7 @@ func (r *Registry) load(ctx context.Context, names []string, cands map[string][]
 		})
 	}
 	wg.Wait()
+	releaseExePages() // the embedded bytes read to hash them
 	r.mu.Lock()
 	for _, f := range rejected {
 		delete(r.files, f) // so the same bytes are looked at again if written again
@@ -436,21 +437,31 @@ func (r *Registry) prepare(ctx context.Context, src *source, bytes func() ([]byt
 	}
 	opts := r.options(src)
 	rec, ok := idx.Checked[checkedKey(src.sha, opts, r.cfg.PluginConfig[src.man.Name])]
-	if !ok || !idx.holds(filepath.Join(r.cacheDir, wazeroCacheSubdir()), src.sha) {
+	unchecked := !ok || !idx.holds(filepath.Join(r.cacheDir, wazeroCacheSubdir()), src.sha)
+	if unchecked && (src.embedded == "" || !r.cfg.CheckOnUse) {
 		return build()
 	}
 	if err := r.checkPin(src); err != nil {
 		return nil, err
 	}
+	if unchecked {
+		// An embedded plugin the cache has not seen (a fresh machine, a
+		// new build): compiled and checked in its canary when a session
+		// first needs it (version.module), like one the cache holds — a
+		// compile costs 50–100 MiB of passing heap, which an idle server
+		// should not pay for five plugins at start.
+		rec = checkedVersion{HasState: src.man.Stateful}
+	}
 	v := &version{
-		r:        r,
-		src:      src,
-		man:      src.man,
-		sha:      src.sha,
-		opts:     opts,
-		config:   r.cfg.PluginConfig[src.man.Name],
-		trusted:  r.trustedSource(src, src.sha),
-		hasState: rec.HasState,
+		unchecked: unchecked,
+		r:         r,
+		src:       src,
+		man:       src.man,
+		sha:       src.sha,
+		opts:      opts,
+		config:    r.cfg.PluginConfig[src.man.Name],
+		trusted:   r.trustedSource(src, src.sha),
+		hasState:  rec.HasState,
 	}
 	if src.embedded == "" {
 		v.data = src.data

@@ -71,6 +71,14 @@ type Config struct {
 	// again from there, in tens of milliseconds. Default 10s; negative:
 	// never unload.
 	IdleUnload time.Duration
+	// CheckOnUse leaves an embedded plugin that the on-disk cache has not
+	// seen (a fresh machine, a new build) uncompiled at load: it is
+	// compiled and checked in its canary when a session first needs it,
+	// one such compile at a time, so an idle server never pays for every
+	// plugin's compile (each passes through 50–100 MiB of heap). Its
+	// canary's failure is then the first Attach's error, not Wait's.
+	// Plugins from Dir are always checked at load.
+	CheckOnUse bool
 	// PoolSize is the number of instances per plugin version, created
 	// lazily. Default 2.
 	PoolSize int
@@ -210,7 +218,10 @@ type Registry struct {
 	// since the last prune, which records them in the cache's index.
 	checkedMu sync.Mutex
 	newChecks map[string]checkedVersion
-	canaries  atomic.Int64 // canaries run (compiles and checks at load or reload)
+	// firstCompile serializes the compiles of versions not yet checked
+	// (version.module).
+	firstCompile sync.Mutex
+	canaries     atomic.Int64 // canaries run (compiles and checks at load or reload)
 
 	mu       sync.Mutex
 	plugins  map[string]*plugin
@@ -419,6 +430,7 @@ func (r *Registry) giveBack() {
 		return
 	}
 	time.AfterFunc(500*time.Millisecond, func() {
+		releaseExePages() // the embedded bytes read to compile
 		debug.FreeOSMemory()
 		// A closed module's machine code is unmapped by a finalizer,
 		// which runs after that collection; what only it still held goes

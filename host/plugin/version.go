@@ -35,6 +35,9 @@ type version struct {
 	// hasState: the module exports state_export/state_import (seen in the
 	// canary), so sessions may migrate to or from it.
 	hasState bool
+	// unchecked: an embedded version not yet compiled nor checked in a
+	// canary (prepare); its first compile does both (module).
+	unchecked bool
 
 	createMu sync.Mutex // serializes instance creation
 
@@ -252,6 +255,15 @@ func (v *version) module() (*wasmhost.Module, error) {
 			return nil, fmt.Errorf("plugin %s %s: read: %w", v.man.Name, v.man.Version, err)
 		}
 	}
+	v.mu.Lock()
+	unchecked := v.unchecked
+	v.mu.Unlock()
+	if unchecked {
+		// One first compile at a time: each passes through 50–100 MiB of
+		// heap (see prepare).
+		v.r.firstCompile.Lock()
+		defer v.r.firstCompile.Unlock()
+	}
 	m, err := wasmhost.Compile(context.Background(), data, v.opts)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s %s: compile: %w", v.man.Name, v.man.Version, err)
@@ -269,6 +281,21 @@ func (v *version) module() (*wasmhost.Module, error) {
 	}
 	v.mod = m
 	v.mu.Unlock()
+	if unchecked {
+		if err := v.canary(); err != nil {
+			v.mu.Lock()
+			v.mod = nil
+			v.mu.Unlock()
+			m.Close(context.Background())
+			return nil, fmt.Errorf("plugin %s %s: canary: %w", v.man.Name, v.man.Version, err)
+		}
+		v.mu.Lock()
+		v.unchecked = false
+		v.mu.Unlock()
+		v.r.checked(v)
+		go v.r.pruneCache() // records the check in the cache's index
+		v.r.giveBack()      // the compile's passing heap
+	}
 	v.r.log.Debug("plugin compiled for a session", "plugin", v.man.Name, "version", v.man.Version, "took", time.Since(start))
 	return m, nil
 }
