@@ -151,6 +151,13 @@ func unwrapDNS(err error) error {
 // IPv6 literal may come with or without brackets ("::1", "[::1]").
 func DialTCP(ctx context.Context, host string, port int, timeout time.Duration) (TCP, error) {
 	host = UnbracketHost(host)
+	if timeout <= 0 {
+		// The caller's budget went on what came before (a plugin that
+		// took long to attach on a loaded machine): say so, not "no
+		// answer within -62 ms".
+		return TCP{}, &DialError{Host: host, Port: port, Reason: "timeout",
+			Err: errors.New("no time was left to connect: the call's timeout ran out before the connection was tried")}
+	}
 	d := net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	start := time.Now()
 	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))

@@ -43,3 +43,15 @@ func assertReason(t *testing.T, err error, reason, text string) {
 		t.Fatalf("reason %q, message %q; want %q containing %q", de.Reason, de.Error(), reason, text)
 	}
 }
+
+// TestDialWithNoTimeLeft: a dial whose budget was spent before it began
+// says so (it said "no answer within -62 ms").
+func TestDialWithNoTimeLeft(t *testing.T) {
+	for _, left := range []time.Duration{0, -62 * time.Millisecond} {
+		_, err := DialTCP(context.Background(), "127.0.0.1", 22, left)
+		assertReason(t, err, "timeout", "no time was left to connect")
+		if strings.Contains(err.Error(), "-") && strings.Contains(err.Error(), " ms") {
+			t.Fatalf("a negative duration in %q", err)
+		}
+	}
+}
