@@ -214,8 +214,14 @@ type envelope struct {
 // parse checks one line and returns its message, or answers the error and
 // returns nil.
 func (c *stdioConn) parse(line []byte) jsonrpc.Message {
-	var e envelope
-	err := json.Unmarshal(line, &e)
+	// The usual request is read in one pass (fastEnvelope); anything
+	// else, and every error, by encoding/json.
+	e, fast := fastEnvelope(line)
+	var err error
+	if !fast {
+		e = envelope{}
+		err = json.Unmarshal(line, &e)
+	}
 	if err != nil && !json.Valid(line) {
 		c.reject(jsonrpc.CodeParseError, nil, "parse error: the line is not JSON")
 		return nil
@@ -433,7 +439,9 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 		return false
 	}
 	var p sdk.CallToolParamsRaw
-	if json.Unmarshal(params, &p) != nil {
+	if name, args, fast := fastCallParams(params); fast {
+		p.Name, p.Arguments = name, args
+	} else if json.Unmarshal(params, &p) != nil {
 		return false // go-sdk says what is wrong with it
 	}
 	h, known := c.tools(p.Name)

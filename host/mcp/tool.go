@@ -98,7 +98,22 @@ func ptr[T any](v T) *T { return &v }
 const maxKeyLen = 256
 
 // decodeArgs checks raw arguments against sc and decodes them into In.
+//
+// The usual arguments, plain values of a tool whose fields are strings,
+// integers and booleans, are read in one pass (fastArgs); the rest, and
+// every error, take the general path.
 func decodeArgs[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
+	var in In
+	if f := fastFor[In](sc); f != nil && f.decode(raw, &in) {
+		return in, nil
+	}
+	return decodeArgsGeneral[In](sc, raw)
+}
+
+// decodeArgsGeneral is decodeArgs for every input: the arguments decoded
+// into a map, normalized, checked against the schema field by field, then
+// decoded into In.
+func decodeArgsGeneral[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
 	var in In
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
