@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The tools the fast argument path is for, with their registered bounds.
@@ -234,4 +235,44 @@ func norm(e envelope) map[string]any {
 		m["method"] = *e.Method
 	}
 	return m
+}
+
+// The hot tools' results write their own JSON: encoding/json's bytes,
+// escapes and omitted fields included.
+func TestResultsWriteTheirJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	texts := []string{"", "plain", "a\"b\\c<d>&\u2028\x00\xff é 日本", "\r\n# "}
+	pick := func() string { return texts[r.IntN(len(texts))] }
+	for range 2000 {
+		var v any
+		if r.IntN(4) == 0 {
+			v = sendOut{SentBytes: r.IntN(1 << 20), SessionID: pick()}
+		} else {
+			o := readOut{Data: pick(), Encoding: pick(), Bytes: r.IntN(100) - 1, Reason: pick(), HasMore: r.IntN(2) == 0, State: pick()}
+			if r.IntN(2) == 0 {
+				o.TimeoutMs = int64(r.IntN(300000)) - 5
+			}
+			if r.IntN(2) == 0 {
+				o.Evicted = uint64(r.IntN(1 << 30))
+			}
+			if r.IntN(2) == 0 {
+				o.Error = pick()
+			}
+			if r.IntN(8) == 0 {
+				o.Events = []eventOut{{Type: "prompt", Fields: json.RawMessage(`{"a":"<"}`)}}
+			}
+			v = o
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ok(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Content[0].(*sdk.TextContent).Text; got != string(want) {
+			t.Fatalf("%+v:\n got %s\nwant %s", v, got, want)
+		}
+	}
 }

@@ -87,12 +87,17 @@ type msgOrErr struct {
 }
 
 type stdioConn struct {
-	tools   func(string) (sdk.ToolHandler, bool)
-	work    chan func() // direct-path calls for idle workers
-	log     *slog.Logger
-	out     io.Writer
-	max     int
-	writeMu sync.Mutex
+	tools func(string) (sdk.ToolHandler, bool)
+	work  chan func() // direct-path calls for idle workers
+	log   *slog.Logger
+	out   io.Writer
+	max   int
+
+	writeMu           sync.Mutex // guards the write queue
+	wbuf, wspare      []byte     // lines to write; the last batch's buffer, for the next
+	wkeys, wspareKeys []string   // the requests wbuf answers
+	writing           bool       // a writeLine is writing
+	werr              error      // the first write error
 
 	msgs      chan msgOrErr
 	closed    chan struct{}
@@ -128,21 +133,65 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	if err := c.writeLine(data); err != nil {
-		return err
-	}
+	key := ""
 	if r, ok := msg.(*jsonrpc.Response); ok {
-		c.answered(idKey(r.ID))
+		key = idKey(r.ID)
 	}
-	return nil
+	return c.writeLine(data, key)
 }
 
-func (c *stdioConn) writeLine(data []byte) error {
+// writeLine writes a line, and then (key not empty) marks its request
+// answered. Lines written while another write is under way are queued,
+// and the writer writes them too, in one write per batch: under load
+// several results are often ready at once, and one write of all of them
+// costs one system call and one wake-up of the client, not one each
+// (issue 19). A queued line's request is marked answered only once it
+// has been written, so the end of input still waits for every answer.
+// A write error is returned to the writer and to every later call.
+func (c *stdioConn) writeLine(data []byte, key string) error {
 	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_, err := c.out.Write(append(data, '\n'))
+	if c.werr != nil {
+		err := c.werr
+		c.writeMu.Unlock()
+		if key != "" {
+			c.answered(key)
+		}
+		return err
+	}
+	c.wbuf = append(append(c.wbuf, data...), '\n')
+	if key != "" {
+		c.wkeys = append(c.wkeys, key)
+	}
+	if c.writing {
+		c.writeMu.Unlock()
+		return nil // the writer under way writes it
+	}
+	c.writing = true
+	var err error
+	for len(c.wbuf) > 0 {
+		buf, keys := c.wbuf, c.wkeys
+		c.wbuf, c.wkeys = c.wspare[:0], c.wspareKeys[:0]
+		c.writeMu.Unlock()
+		_, werr := c.out.Write(buf)
+		for _, k := range keys {
+			c.answered(k)
+		}
+		c.writeMu.Lock()
+		if werr != nil && err == nil {
+			err, c.werr = werr, werr
+		}
+		if cap(buf) > maxSpareWrite {
+			buf = nil
+		}
+		c.wspare, c.wspareKeys = buf[:0], keys[:0]
+	}
+	c.writing = false
+	c.writeMu.Unlock()
 	return err
 }
+
+// maxSpareWrite bounds the write buffer kept between batches.
+const maxSpareWrite = 1 << 20
 
 // Close implements sdk.Connection.
 func (c *stdioConn) Close() error {
@@ -329,7 +378,7 @@ func (c *stdioConn) reject(code int64, id any, msg string) {
 		resp["id"] = i.Raw()
 	}
 	data, _ := json.Marshal(resp)
-	c.writeLine(data)
+	c.writeLine(data, "")
 }
 
 // plainInt reads an integer literal of at most 15 digits (exact as the
@@ -475,10 +524,9 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 			}
 			line, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: je})
 		}
-		if err := c.writeLine(line); err != nil {
+		if err := c.writeLine(line, key); err != nil {
 			c.log.Warn("answer not written", "err", err)
 		}
-		c.answered(key)
 	})
 	return true
 }
@@ -622,7 +670,7 @@ func (c *stdioConn) notifyProgress(_ context.Context, p *sdk.ProgressNotificatio
 	if err != nil {
 		return err
 	}
-	return c.writeLine(data)
+	return c.writeLine(data, "")
 }
 
 // drain waits until every request read has been answered, or the
