@@ -236,6 +236,10 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 func (c *stdioConn) readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	for {
 		frag, err := r.ReadSlice('\n')
+		if line == nil && !tooLong && err == nil && len(frag) <= c.max+1 {
+			// The usual line, whole in the buffer: one copy of its size.
+			return bytes.Clone(frag[:len(frag)-1]), false, nil
+		}
 		if !tooLong {
 			if len(line)+len(frag) > c.max+1 {
 				tooLong, line = true, nil
