@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -188,6 +189,19 @@ func (c *stdioConn) writeLine(data []byte, key string) error {
 	c.writing = false
 	c.writeMu.Unlock()
 	return err
+}
+
+// linePool holds the buffers results are built in: writeLine copies a
+// line into its queue, so the buffer is free again once it returns.
+var linePool = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuf() *[]byte { return linePool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= 64<<10 {
+		*b = (*b)[:0]
+		linePool.Put(b)
+	}
 }
 
 // maxSpareWrite bounds the write buffer kept between batches.
@@ -517,9 +531,12 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 			c.answered(key) // cancelled: no answer is owed
 			return
 		}
+		buf := getBuf()
+		defer putBuf(buf)
 		var line []byte
 		if err == nil {
-			line, err = resultLine(id, res)
+			line, err = appendResultLine(*buf, id, res)
+			*buf = line
 		}
 		if err != nil {
 			var je *jsonrpc.Error
@@ -540,10 +557,16 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 // else, is written here byte for byte as encoding/json writes it (its
 // text escaped once, not marshalled through the SDK's types).
 func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
+	return appendResultLine(nil, id, res)
+}
+
+// appendResultLine is resultLine appended to dst (a pooled buffer).
+func appendResultLine(dst []byte, id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
+	var ridBuf [24]byte
 	var rid []byte
 	switch v := id.Raw().(type) {
 	case int64:
-		rid = strconv.AppendInt(nil, v, 10)
+		rid = strconv.AppendInt(ridBuf[:0], v, 10)
 	default:
 		var err error
 		if rid, err = json.Marshal(v); err != nil {
@@ -551,7 +574,7 @@ func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
 		}
 	}
 	if text, ok := onlyText(res); ok {
-		line := make([]byte, 0, len(text)+len(text)/8+len(rid)+80)
+		line := slices.Grow(dst[:0], len(text)+len(text)/8+len(rid)+80)
 		line = append(line, `{"jsonrpc":"2.0","id":`...)
 		line = append(line, rid...)
 		line = append(line, `,"result":{"content":[{"type":"text","text":`...)
@@ -562,7 +585,7 @@ func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	line := make([]byte, 0, len(body)+len(rid)+40)
+	line := slices.Grow(dst[:0], len(body)+len(rid)+40)
 	line = append(line, `{"jsonrpc":"2.0","id":`...)
 	line = append(line, rid...)
 	line = append(line, `,"result":`...)

@@ -70,7 +70,10 @@ func ok(v any) (*sdk.CallToolResult, error) {
 		return res, nil
 	}
 	if a, can := v.(jsonAppender); can {
-		if b, done := a.appendJSON(make([]byte, 0, 256)); done {
+		buf := getBuf()
+		defer putBuf(buf)
+		if b, done := a.appendJSON(*buf); done {
+			*buf = b
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
 		}
 	}
