@@ -276,3 +276,34 @@ func TestResultsWriteTheirJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFastArgs: for any bytes, the fast path either declines or decodes
+// what the general path decodes, without error.
+func FuzzFastArgs(f *testing.F) {
+	for _, a := range argCorpus(rand.New(rand.NewPCG(1, 1)))[:80] {
+		f.Add([]byte(a))
+	}
+	send, read, _, _ := fastSchemas()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var in readIn
+		if fastFor[readIn](read).decode(raw, &in) {
+			want, err := decodeArgsGeneral[readIn](read, raw)
+			if err != nil || want != in {
+				t.Fatalf("%q: fast %+v, general %+v %v", raw, in, want, err)
+			}
+		}
+		var sin sendIn
+		if fastFor[sendIn](send).decode(raw, &sin) {
+			want, err := decodeArgsGeneral[sendIn](send, raw)
+			if err != nil || want != sin {
+				t.Fatalf("%q: fast %+v, general %+v %v", raw, sin, want, err)
+			}
+		}
+		if e, ok := fastEnvelope(raw); ok {
+			var want envelope
+			if err := json.Unmarshal(raw, &want); err != nil || !reflect.DeepEqual(norm(e), norm(want)) {
+				t.Fatalf("%q: fast %+v, encoding/json %+v %v", raw, norm(e), norm(want), err)
+			}
+		}
+	})
+}
