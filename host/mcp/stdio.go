@@ -78,6 +78,7 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 		pending: make(map[string]struct{}),
 		settled: make(chan struct{}, 1),
 	}
+	c.wcond.L = &c.writeMu
 	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
 	return c, nil
 }
@@ -98,6 +99,7 @@ type stdioConn struct {
 	wbuf, wspare      []byte     // lines to write; the last batch's buffer, for the next
 	wkeys, wspareKeys []string   // the requests wbuf answers
 	writing           bool       // a writeLine is writing
+	wcond             sync.Cond  // on writeMu: a batch was written
 	werr              error      // the first write error
 
 	msgs      chan msgOrErr
@@ -151,6 +153,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // A write error is returned to the writer and to every later call.
 func (c *stdioConn) writeLine(data []byte, key string) error {
 	c.writeMu.Lock()
+	for c.writing && len(c.wbuf) >= maxQueuedWrite && c.werr == nil {
+		c.wcond.Wait() // a client that does not read holds its calls back, as before
+	}
 	if c.werr != nil {
 		err := c.werr
 		c.writeMu.Unlock()
@@ -185,11 +190,16 @@ func (c *stdioConn) writeLine(data []byte, key string) error {
 			buf = nil
 		}
 		c.wspare, c.wspareKeys = buf[:0], keys[:0]
+		c.wcond.Broadcast()
 	}
 	c.writing = false
 	c.writeMu.Unlock()
 	return err
 }
+
+// maxQueuedWrite bounds the lines queued behind a write under way; more
+// wait for it.
+const maxQueuedWrite = 4 << 20
 
 // linePool holds the buffers results are built in: writeLine copies a
 // line into its queue, so the buffer is free again once it returns.

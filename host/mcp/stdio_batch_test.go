@@ -71,3 +71,47 @@ func TestStdioBatchesWrites(t *testing.T) {
 		t.Fatalf("%d requests in flight after their lines were written", n)
 	}
 }
+
+// A client that stops reading holds the calls back once a few MiB are
+// queued: the queue does not grow without bound.
+func TestStdioQueueIsBounded(t *testing.T) {
+	w := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	conn, err := (&Stdio{In: bytes.NewReader(nil), Out: w}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := conn.(*stdioConn)
+	go c.writeLine([]byte(`{"a":1}`), "")
+	<-w.entered
+	line := bytes.Repeat([]byte("x"), 1<<20)
+	queued := make(chan int, 16)
+	go func() {
+		for i := range 8 {
+			c.writeLine(line, "")
+			queued <- i
+		}
+	}()
+	deadline := time.After(2 * time.Second)
+	n := 0
+wait:
+	for {
+		select {
+		case <-queued:
+			n++
+		case <-deadline:
+			break wait
+		}
+	}
+	if n != maxQueuedWrite>>20 {
+		t.Fatalf("%d lines of 1 MiB queued behind a stuck write, want %d", n, maxQueuedWrite>>20)
+	}
+	close(w.release)
+	for n < 8 {
+		select {
+		case <-queued:
+			n++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d lines written after the write went on", n)
+		}
+	}
+}
