@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -595,22 +594,4 @@ func (f *fastArgs) decode(raw []byte, dst any) bool {
 		}
 	}
 	return true
-}
-
-// fastDecoders holds each tool's fastArgs (or nil), built on first use.
-var fastDecoders sync.Map // fastKey -> *fastArgs
-
-type fastKey struct {
-	t  reflect.Type
-	sc *jsonschema.Schema
-}
-
-// fastFor is the fast decoder of T's arguments under sc, or nil.
-func fastFor[T any](sc *jsonschema.Schema) *fastArgs {
-	k := fastKey{reflect.TypeFor[T](), sc}
-	if f, ok := fastDecoders.Load(k); ok {
-		return f.(*fastArgs)
-	}
-	f, _ := fastDecoders.LoadOrStore(k, newFastArgs(k.t, sc))
-	return f.(*fastArgs)
 }

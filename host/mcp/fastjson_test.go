@@ -121,7 +121,7 @@ func TestFastArgsAgreeWithDecodeArgs(t *testing.T) {
 	check("send_keys", f, s)
 	for _, args := range corpus {
 		var in readIn
-		if fastFor[readIn](read).decode(json.RawMessage(args), &in) {
+		if newFastArgs(reflect.TypeFor[readIn](), read).decode(json.RawMessage(args), &in) {
 			taken++
 		}
 	}
@@ -135,18 +135,20 @@ func TestFastArgsAgreeWithDecodeArgs(t *testing.T) {
 // the general path (issue 19: 25-30 µs of JSON per round trip under load).
 func TestFastArgsAllocations(t *testing.T) {
 	send, read, _, keys := fastSchemas()
+	fr, fs, fk := newFastArgs(reflect.TypeFor[readIn](), read), newFastArgs(reflect.TypeFor[sendIn](), send), newFastArgs(reflect.TypeFor[sendKeysIn](), keys)
 	for _, c := range []struct {
 		name string
 		max  float64
 		do   func()
 	}{
 		{"telnet_read", 4, func() {
-			decodeArgs[readIn](read, json.RawMessage(`{"sessionId":"t1","until":"\nt3x17x\\r?\\n.*[#$] $","timeoutMs":10000}`))
+			decodeArgsWith[readIn](fr, read, json.RawMessage(`{"sessionId":"t1","until":"\nt3x17x\\r?\\n.*[#$] $","timeoutMs":10000}`))
 		}},
-		{"telnet_send", 4, func() { decodeArgs[sendIn](send, json.RawMessage(`{"sessionId":"t1","command":"echo t3x17x"}`)) }},
-		{"send_keys", 4, func() { decodeArgs[sendKeysIn](keys, json.RawMessage(`{"session_id":"p1","text":"ls\r"}`)) }},
+		{"telnet_send", 4, func() {
+			decodeArgsWith[sendIn](fs, send, json.RawMessage(`{"sessionId":"t1","command":"echo t3x17x"}`))
+		}},
+		{"send_keys", 4, func() { decodeArgsWith[sendKeysIn](fk, keys, json.RawMessage(`{"session_id":"p1","text":"ls\r"}`)) }},
 	} {
-		c.do() // the decoder is built on first use
 		if n := testing.AllocsPerRun(200, c.do); n > c.max {
 			t.Errorf("%s: %v allocations per decode, want at most %v", c.name, n, c.max)
 		}
@@ -286,14 +288,14 @@ func FuzzFastArgs(f *testing.F) {
 	send, read, _, _ := fastSchemas()
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var in readIn
-		if fastFor[readIn](read).decode(raw, &in) {
+		if newFastArgs(reflect.TypeFor[readIn](), read).decode(raw, &in) {
 			want, err := decodeArgsGeneral[readIn](read, raw)
 			if err != nil || want != in {
 				t.Fatalf("%q: fast %+v, general %+v %v", raw, in, want, err)
 			}
 		}
 		var sin sendIn
-		if fastFor[sendIn](send).decode(raw, &sin) {
+		if newFastArgs(reflect.TypeFor[sendIn](), send).decode(raw, &sin) {
 			want, err := decodeArgsGeneral[sendIn](send, raw)
 			if err != nil || want != sin {
 				t.Fatalf("%q: fast %+v, general %+v %v", raw, sin, want, err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -35,6 +36,7 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
 	}
 	t.InputSchema = sc
+	fast := newFastArgs(reflect.TypeFor[In](), sc)
 	raw := func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -46,7 +48,7 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 		if req != nil && req.Params != nil {
 			raw = req.Params.Arguments
 		}
-		in, err := decodeArgs[In](sc, raw)
+		in, err := decodeArgsWith[In](fast, sc, raw)
 		if err != nil {
 			return s.fail(v, err)
 		}
@@ -118,8 +120,14 @@ const maxKeyLen = 256
 // integers and booleans, are read in one pass (fastArgs); the rest, and
 // every error, take the general path.
 func decodeArgs[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
+	return decodeArgsWith[In](newFastArgs(reflect.TypeFor[In](), sc), sc, raw)
+}
+
+// decodeArgsWith is decodeArgs with the tool's fast decoder built once,
+// when it was registered (nil: none).
+func decodeArgsWith[In any](fast *fastArgs, sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
 	var in In
-	if f := fastFor[In](sc); f != nil && f.decode(raw, &in) {
+	if fast != nil && fast.decode(raw, &in) {
 		return in, nil
 	}
 	return decodeArgsGeneral[In](sc, raw)
