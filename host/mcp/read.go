@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -82,6 +83,30 @@ type readOut struct {
 	Events    []eventOut `json:"events,omitempty"`
 	State     string     `json:"state"`
 	Error     string     `json:"error,omitempty"`
+}
+
+// appendJSON writes a read without events (the usual one) as
+// encoding/json does.
+func (o readOut) appendJSON(b []byte) ([]byte, bool) {
+	if len(o.Events) > 0 {
+		return nil, false
+	}
+	b = appendJSONString(append(b, `{"data":`...), o.Data)
+	b = appendJSONString(append(b, `,"encoding":`...), o.Encoding)
+	b = strconv.AppendInt(append(b, `,"bytes":`...), int64(o.Bytes), 10)
+	b = appendJSONString(append(b, `,"reason":`...), o.Reason)
+	if o.TimeoutMs != 0 {
+		b = strconv.AppendInt(append(b, `,"timeoutMs":`...), o.TimeoutMs, 10)
+	}
+	b = strconv.AppendBool(append(b, `,"hasMore":`...), o.HasMore)
+	if o.Evicted != 0 {
+		b = strconv.AppendUint(append(b, `,"evictedBytes":`...), o.Evicted, 10)
+	}
+	b = appendJSONString(append(b, `,"state":`...), o.State)
+	if o.Error != "" {
+		b = appendJSONString(append(b, `,"error":`...), o.Error)
+	}
+	return append(b, '}'), true
 }
 
 type eventOut struct {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -77,6 +78,7 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 		pending: make(map[string]struct{}),
 		settled: make(chan struct{}, 1),
 	}
+	c.wcond.L = &c.writeMu
 	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
 	return c, nil
 }
@@ -87,12 +89,18 @@ type msgOrErr struct {
 }
 
 type stdioConn struct {
-	tools   func(string) (sdk.ToolHandler, bool)
-	work    chan func() // direct-path calls for idle workers
-	log     *slog.Logger
-	out     io.Writer
-	max     int
-	writeMu sync.Mutex
+	tools func(string) (sdk.ToolHandler, bool)
+	work  chan func() // direct-path calls for idle workers
+	log   *slog.Logger
+	out   io.Writer
+	max   int
+
+	writeMu           sync.Mutex // guards the write queue
+	wbuf, wspare      []byte     // lines to write; the last batch's buffer, for the next
+	wkeys, wspareKeys []string   // the requests wbuf answers
+	writing           bool       // a writeLine is writing
+	wcond             sync.Cond  // on writeMu: a batch was written
+	werr              error      // the first write error
 
 	msgs      chan msgOrErr
 	closed    chan struct{}
@@ -128,21 +136,86 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	if err := c.writeLine(data); err != nil {
-		return err
-	}
+	key := ""
 	if r, ok := msg.(*jsonrpc.Response); ok {
-		c.answered(idKey(r.ID))
+		key = idKey(r.ID)
 	}
-	return nil
+	return c.writeLine(data, key)
 }
 
-func (c *stdioConn) writeLine(data []byte) error {
+// writeLine writes a line, and then (key not empty) marks its request
+// answered. Lines written while another write is under way are queued,
+// and the writer writes them too, in one write per batch: under load
+// several results are often ready at once, and one write of all of them
+// costs one system call and one wake-up of the client, not one each
+// (issue 19). A queued line's request is marked answered only once it
+// has been written, so the end of input still waits for every answer.
+// A write error is returned to the writer and to every later call.
+func (c *stdioConn) writeLine(data []byte, key string) error {
 	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_, err := c.out.Write(append(data, '\n'))
+	for c.writing && len(c.wbuf) >= maxQueuedWrite && c.werr == nil {
+		c.wcond.Wait() // a client that does not read holds its calls back, as before
+	}
+	if c.werr != nil {
+		err := c.werr
+		c.writeMu.Unlock()
+		if key != "" {
+			c.answered(key)
+		}
+		return err
+	}
+	c.wbuf = append(append(c.wbuf, data...), '\n')
+	if key != "" {
+		c.wkeys = append(c.wkeys, key)
+	}
+	if c.writing {
+		c.writeMu.Unlock()
+		return nil // the writer under way writes it
+	}
+	c.writing = true
+	var err error
+	for len(c.wbuf) > 0 {
+		buf, keys := c.wbuf, c.wkeys
+		c.wbuf, c.wkeys = c.wspare[:0], c.wspareKeys[:0]
+		c.writeMu.Unlock()
+		_, werr := c.out.Write(buf)
+		for _, k := range keys {
+			c.answered(k)
+		}
+		c.writeMu.Lock()
+		if werr != nil && err == nil {
+			err, c.werr = werr, werr
+		}
+		if cap(buf) > maxSpareWrite {
+			buf = nil
+		}
+		c.wspare, c.wspareKeys = buf[:0], keys[:0]
+		c.wcond.Broadcast()
+	}
+	c.writing = false
+	c.writeMu.Unlock()
 	return err
 }
+
+// maxQueuedWrite bounds the lines queued behind a write under way; more
+// wait for it.
+const maxQueuedWrite = 4 << 20
+
+// linePool holds the buffers results are built in: writeLine copies a
+// line into its queue, so the buffer is free again once it returns.
+var linePool = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuf() *[]byte { return linePool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= 64<<10 {
+		*b = (*b)[:0]
+		linePool.Put(b)
+	}
+}
+
+// maxSpareWrite bounds the write buffer kept between batches.
+const maxSpareWrite = 1 << 20
 
 // Close implements sdk.Connection.
 func (c *stdioConn) Close() error {
@@ -187,6 +260,10 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 func (c *stdioConn) readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	for {
 		frag, err := r.ReadSlice('\n')
+		if line == nil && !tooLong && err == nil && len(frag) <= c.max+1 {
+			// The usual line, whole in the buffer: one copy of its size.
+			return bytes.Clone(frag[:len(frag)-1]), false, nil
+		}
 		if !tooLong {
 			if len(line)+len(frag) > c.max+1 {
 				tooLong, line = true, nil
@@ -214,8 +291,14 @@ type envelope struct {
 // parse checks one line and returns its message, or answers the error and
 // returns nil.
 func (c *stdioConn) parse(line []byte) jsonrpc.Message {
-	var e envelope
-	err := json.Unmarshal(line, &e)
+	// The usual request is read in one pass (fastEnvelope); anything
+	// else, and every error, by encoding/json.
+	e, fast := fastEnvelope(line)
+	var err error
+	if !fast {
+		e = envelope{}
+		err = json.Unmarshal(line, &e)
+	}
 	if err != nil && !json.Valid(line) {
 		c.reject(jsonrpc.CodeParseError, nil, "parse error: the line is not JSON")
 		return nil
@@ -323,7 +406,7 @@ func (c *stdioConn) reject(code int64, id any, msg string) {
 		resp["id"] = i.Raw()
 	}
 	data, _ := json.Marshal(resp)
-	c.writeLine(data)
+	c.writeLine(data, "")
 }
 
 // plainInt reads an integer literal of at most 15 digits (exact as the
@@ -433,7 +516,9 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 		return false
 	}
 	var p sdk.CallToolParamsRaw
-	if json.Unmarshal(params, &p) != nil {
+	if name, args, fast := fastCallParams(params); fast {
+		p.Name, p.Arguments = name, args
+	} else if json.Unmarshal(params, &p) != nil {
 		return false // go-sdk says what is wrong with it
 	}
 	h, known := c.tools(p.Name)
@@ -456,9 +541,12 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 			c.answered(key) // cancelled: no answer is owed
 			return
 		}
+		buf := getBuf()
+		defer putBuf(buf)
 		var line []byte
 		if err == nil {
-			line, err = resultLine(id, res)
+			line, err = appendResultLine(*buf, id, res)
+			*buf = line
 		}
 		if err != nil {
 			var je *jsonrpc.Error
@@ -467,10 +555,9 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 			}
 			line, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: je})
 		}
-		if err := c.writeLine(line); err != nil {
+		if err := c.writeLine(line, key); err != nil {
 			c.log.Warn("answer not written", "err", err)
 		}
-		c.answered(key)
 	})
 	return true
 }
@@ -480,10 +567,16 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 // else, is written here byte for byte as encoding/json writes it (its
 // text escaped once, not marshalled through the SDK's types).
 func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
+	return appendResultLine(nil, id, res)
+}
+
+// appendResultLine is resultLine appended to dst (a pooled buffer).
+func appendResultLine(dst []byte, id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
+	var ridBuf [24]byte
 	var rid []byte
 	switch v := id.Raw().(type) {
 	case int64:
-		rid = strconv.AppendInt(nil, v, 10)
+		rid = strconv.AppendInt(ridBuf[:0], v, 10)
 	default:
 		var err error
 		if rid, err = json.Marshal(v); err != nil {
@@ -491,7 +584,7 @@ func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
 		}
 	}
 	if text, ok := onlyText(res); ok {
-		line := make([]byte, 0, len(text)+len(text)/8+len(rid)+80)
+		line := slices.Grow(dst[:0], len(text)+len(text)/8+len(rid)+80)
 		line = append(line, `{"jsonrpc":"2.0","id":`...)
 		line = append(line, rid...)
 		line = append(line, `,"result":{"content":[{"type":"text","text":`...)
@@ -502,7 +595,7 @@ func resultLine(id jsonrpc.ID, res *sdk.CallToolResult) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	line := make([]byte, 0, len(body)+len(rid)+40)
+	line := slices.Grow(dst[:0], len(body)+len(rid)+40)
 	line = append(line, `{"jsonrpc":"2.0","id":`...)
 	line = append(line, rid...)
 	line = append(line, `,"result":`...)
@@ -614,7 +707,7 @@ func (c *stdioConn) notifyProgress(_ context.Context, p *sdk.ProgressNotificatio
 	if err != nil {
 		return err
 	}
-	return c.writeLine(data)
+	return c.writeLine(data, "")
 }
 
 // drain waits until every request read has been answered, or the

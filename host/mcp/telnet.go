@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -296,7 +297,18 @@ func (s *Server) telnetSend(ctx context.Context, req *sdk.CallToolRequest, in se
 			return nil, err
 		}
 	}
-	return map[string]any{"sessionId": sess.ID, "sentBytes": len(p)}, nil
+	return sendOut{SentBytes: len(p), SessionID: sess.ID}, nil
+}
+
+// sendOut is what telnet_send returns.
+type sendOut struct {
+	SentBytes int    `json:"sentBytes"`
+	SessionID string `json:"sessionId"`
+}
+
+func (o sendOut) appendJSON(b []byte) ([]byte, bool) {
+	b = strconv.AppendInt(append(b, `{"sentBytes":`...), int64(o.SentBytes), 10)
+	return append(appendJSONString(append(b, `,"sessionId":`...), o.SessionID), '}'), true
 }
 
 func (s *Server) telnetRead(ctx context.Context, req *sdk.CallToolRequest, in readIn) (any, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -35,6 +36,7 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
 	}
 	t.InputSchema = sc
+	fast := newFastArgs(reflect.TypeFor[In](), sc)
 	raw := func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -46,7 +48,7 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 		if req != nil && req.Params != nil {
 			raw = req.Params.Arguments
 		}
-		in, err := decodeArgs[In](sc, raw)
+		in, err := decodeArgsWith[In](fast, sc, raw)
 		if err != nil {
 			return s.fail(v, err)
 		}
@@ -69,11 +71,26 @@ func ok(v any) (*sdk.CallToolResult, error) {
 	if res, made := v.(*sdk.CallToolResult); made {
 		return res, nil
 	}
+	if a, can := v.(jsonAppender); can {
+		buf := getBuf()
+		defer putBuf(buf)
+		if b, done := a.appendJSON(*buf); done {
+			*buf = b
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+		}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode the result: %v", errInternal, err)
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+}
+
+// jsonAppender is a result of a hot tool that writes its own JSON, byte
+// for byte what encoding/json writes for it (TestResultsWriteTheirJSON),
+// without reflection; done is false for what it leaves to encoding/json.
+type jsonAppender interface {
+	appendJSON(b []byte) (out []byte, done bool)
 }
 
 // schema derives an input schema from T and lets edit refine it (enums,
@@ -98,7 +115,28 @@ func ptr[T any](v T) *T { return &v }
 const maxKeyLen = 256
 
 // decodeArgs checks raw arguments against sc and decodes them into In.
+//
+// The usual arguments, plain values of a tool whose fields are strings,
+// integers and booleans, are read in one pass (fastArgs); the rest, and
+// every error, take the general path.
 func decodeArgs[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
+	return decodeArgsWith[In](newFastArgs(reflect.TypeFor[In](), sc), sc, raw)
+}
+
+// decodeArgsWith is decodeArgs with the tool's fast decoder built once,
+// when it was registered (nil: none).
+func decodeArgsWith[In any](fast *fastArgs, sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
+	var in In
+	if fast != nil && fast.decode(raw, &in) {
+		return in, nil
+	}
+	return decodeArgsGeneral[In](sc, raw)
+}
+
+// decodeArgsGeneral is decodeArgs for every input: the arguments decoded
+// into a map, normalized, checked against the schema field by field, then
+// decoded into In.
+func decodeArgsGeneral[In any](sc *jsonschema.Schema, raw json.RawMessage) (In, error) {
 	var in In
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {

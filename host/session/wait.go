@@ -2,10 +2,12 @@ package session
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -72,37 +74,61 @@ type Pattern struct {
 
 // patterns caches compiled until patterns: agents wait for the same few
 // prompts over and over, and compiling one costs more than matching it.
-var patterns = struct {
-	sync.Mutex
-	m map[string]*Pattern
-}{m: make(map[string]*Pattern)}
+// The least recently used one makes room for a new one.
+var patterns = patternCache{m: make(map[string]*list.Element)}
 
 const maxCachedPatterns = 256
+
+type patternCache struct {
+	sync.Mutex
+	m   map[string]*list.Element // of *cachedPattern
+	lru list.List                // front: the most recently used
+}
+
+type cachedPattern struct {
+	expr string
+	p    *Pattern
+}
+
+func (c *patternCache) get(expr string) *Pattern {
+	c.Lock()
+	defer c.Unlock()
+	e := c.m[expr]
+	if e == nil {
+		return nil
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*cachedPattern).p
+}
+
+func (c *patternCache) put(expr string, p *Pattern) {
+	c.Lock()
+	defer c.Unlock()
+	if e := c.m[expr]; e != nil {
+		c.lru.MoveToFront(e)
+		return
+	}
+	if c.lru.Len() >= maxCachedPatterns {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.m, old.Value.(*cachedPattern).expr)
+	}
+	c.m[expr] = c.lru.PushFront(&cachedPattern{expr: expr, p: p})
+}
 
 // CompilePattern compiles an until pattern (Go RE2 syntax), refusing one
 // longer than MaxPatternLen or compiling to more than MaxPatternInsts
 // instructions (a{1000} is small to write and large to run). Compiled
 // patterns are cached (a Pattern is safe for concurrent use).
 func CompilePattern(expr string) (*Pattern, error) {
-	patterns.Lock()
-	p := patterns.m[expr]
-	patterns.Unlock()
-	if p != nil {
+	if p := patterns.get(expr); p != nil {
 		return p, nil
 	}
 	p, err := compilePattern(expr)
 	if err != nil {
 		return nil, err
 	}
-	patterns.Lock()
-	if len(patterns.m) >= maxCachedPatterns {
-		for k := range patterns.m { // drop one at random
-			delete(patterns.m, k)
-			break
-		}
-	}
-	patterns.m[expr] = p
-	patterns.Unlock()
+	patterns.put(expr, p)
 	return p, nil
 }
 
@@ -112,9 +138,25 @@ func (p *Pattern) MatchString(s string) bool { return p.re.MatchString(s) }
 // FindStringIndex is the span of the leftmost match in s, or nil.
 func (p *Pattern) FindStringIndex(s string) []int { return p.re.FindStringIndex(s) }
 
+// shortPattern is the length up to which a pattern without a repetition
+// count ({n}) cannot reach MaxPatternInsts: every node of its syntax
+// tree takes at least one character but the concatenations and
+// alternations around them, so it has at most 2*len+1 nodes
+// (TestShortPatternBound). Such a pattern is parsed once, by
+// regexp.Compile, not also for its size: every new until pattern of a
+// round trip under load paid for two parses (issue 19).
+const shortPattern = (MaxPatternInsts - 1) / 2
+
 func compilePattern(expr string) (*Pattern, error) {
 	if len(expr) > MaxPatternLen {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
+	}
+	if len(expr) <= shortPattern && strings.IndexByte(expr, '{') < 0 {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("not a valid regular expression: %v", err)
+		}
+		return &Pattern{re: re, window: patternWindow(2*len(expr) + 1)}, nil
 	}
 	parsed, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -127,10 +169,14 @@ func compilePattern(expr string) (*Pattern, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a valid regular expression: %v", err)
 	}
-	// About 4M instruction-steps per regexp call at worst, so a wait
-	// notices its deadline or cancellation within a few milliseconds.
-	window := min(max((4<<20)/max(progSize(parsed), 1), 4<<10), 256<<10)
-	return &Pattern{re: re, window: window}, nil
+	return &Pattern{re: re, window: patternWindow(progSize(parsed))}, nil
+}
+
+// patternWindow is how many bytes one regexp call of a pattern of about
+// size instructions matches: about 4M instruction-steps at worst, so a
+// wait notices its deadline or cancellation within a few milliseconds.
+func patternWindow(size int) int {
+	return min(max((4<<20)/max(size, 1), 4<<10), 256<<10)
 }
 
 // progSize estimates, from the parsed pattern, how many instructions it
