@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/device"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -147,34 +148,91 @@ func (s *Server) askSecret(ctx context.Context, req *sdk.CallToolRequest, in ask
 		msg = "A secret for session " + sess.ID
 	}
 	if ss := req.Session; ss != nil && urlElicitation(ss) {
-		res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "url", Message: msg, URL: url, ElicitationID: code})
-		if err == nil && res.Action != "accept" {
-			s.asks.drop(code)
-			return map[string]any{"sessionId": sess.ID, "status": res.Action}, nil
-		}
+		status, err := s.elicitAsk(ctx, ss, code, ask, url, msg)
 		if err == nil {
-			t := time.NewTimer(time.Until(ask.expires))
-			defer t.Stop()
-			select {
-			case err = <-ask.done:
-			case <-ctx.Done():
-				s.asks.drop(code)
-				return nil, ctx.Err()
-			case <-t.C:
-				s.asks.drop(code)
-				return nil, fmt.Errorf("no secret was typed on the page within %s", askTTL)
-			}
-			ss.NotifyElicitationComplete(ctx, &sdk.ElicitationCompleteParams{ElicitationID: code})
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"sessionId": sess.ID, "status": "typed"}, nil
+			return map[string]any{"sessionId": sess.ID, "status": status}, nil
+		}
+		if !errors.Is(err, errNoElicit) {
+			return nil, err
 		}
 		// The client would not take it (a stateless request cannot be
 		// asked back): the address goes in the result instead.
 	}
 	return map[string]any{"sessionId": sess.ID, "status": "waiting", "url": url, "expires_in_s": int(askTTL.Seconds()),
 		"note": "show this url to your person: what they type there goes into the session, not through you"}, nil
+}
+
+// errNoElicit: the client did not take the elicitation (the page is still
+// waiting).
+var errNoElicit = errors.New("the client did not take the URL elicitation")
+
+// elicitAsk sends the page's address as a URL-mode elicitation and waits
+// for the person: "typed", or the client's action ("decline", "cancel")
+// when they would not; errNoElicit when the client did not take it.
+func (s *Server) elicitAsk(ctx context.Context, ss *sdk.ServerSession, code string, ask *secretAsk, url, msg string) (string, error) {
+	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "url", Message: msg, URL: url, ElicitationID: code})
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", errNoElicit, err)
+	}
+	if res.Action != "accept" {
+		s.asks.drop(code)
+		return res.Action, nil
+	}
+	t := time.NewTimer(time.Until(ask.expires))
+	defer t.Stop()
+	select {
+	case err = <-ask.done:
+	case <-ctx.Done():
+		s.asks.drop(code)
+		return "", ctx.Err()
+	case <-t.C:
+		s.asks.drop(code)
+		return "", fmt.Errorf("no secret was typed on the page within %s", askTTL)
+	}
+	ss.NotifyElicitationComplete(ctx, &sdk.ElicitationCompleteParams{ElicitationID: code})
+	if err != nil {
+		return "", err
+	}
+	return "typed", nil
+}
+
+// loginAsk is the device.Ask of a login (telnet_connect with a
+// credential, set_mode) that meets a field no credential supplies: over
+// HTTP, to a client that takes URL elicitations, the person is sent a
+// one-time page as ask_secret sends one, and what they type there goes
+// into the session. nil otherwise (stdio, or a client that cannot be
+// asked): the login then fails naming the field.
+func (s *Server) loginAsk(req *sdk.CallToolRequest, sess *session.Session, credID string) device.Ask {
+	base, _ := s.httpBase.Load().(string)
+	ss := req.Session
+	if base == "" || ss == nil || !urlElicitation(ss) {
+		return nil
+	}
+	own := owner(req)
+	return func(ctx context.Context, field, prompt string) error {
+		if len(prompt) > maxPromptLen {
+			prompt = prompt[:maxPromptLen]
+		}
+		lacks := fmt.Sprintf("credential %q has none", credID)
+		if credID == "" {
+			lacks = "no credential was given"
+		}
+		what := fmt.Sprintf("the %s (%s); the device says %q", field, lacks, prompt)
+		code, ask, err := s.asks.add(own, sess, what)
+		if err != nil {
+			return err
+		}
+		msg := fmt.Sprintf("Session %s asks for the %s: %s. Type it on this page; the agent never sees it.", sess.ID, field, lacks)
+		status, err := s.elicitAsk(ctx, ss, code, ask, base+secretPagePath+code, msg)
+		if err != nil {
+			s.asks.drop(code)
+			return err
+		}
+		if status != "typed" {
+			return fmt.Errorf("the person answered %q on the page (nothing was typed)", status)
+		}
+		return nil
+	}
 }
 
 // urlElicitation reports whether the client said it takes URL-mode
