@@ -46,6 +46,10 @@ var ErrLogin = errors.New("login failed")
 // none (a password-only credential, SPEC DEV-3); nothing was typed.
 var ErrNoUsername = errors.New("the device asked for a username, and the credential has none")
 
+// ErrNoPassword: the device asked for a password and the credential has
+// none (and no Ask was given); nothing was typed.
+var ErrNoPassword = errors.New("the device asks for a password and the credential has none")
+
 // Login answers a device's login dialogue: the username when asked for
 // one, the password (typed as a secret: masked in what comes back) when
 // asked for it, until a prompt shows or timeout (the time a person takes on an
@@ -114,7 +118,7 @@ func LoginAsking(ctx context.Context, s *session.Session, username string, passw
 				}
 				deadline = deadline.Add(time.Since(asked)) // the person's time is not the device's
 			case len(password) == 0:
-				return "", fmt.Errorf("%w: the device asks for a password and the credential has none", ErrLogin)
+				return "", fmt.Errorf("%w: %w", ErrLogin, ErrNoPassword)
 			default:
 				if err := SendSecret(ctx, s, password, allow); err != nil && !errors.Is(err, session.ErrEchoOn) {
 					return "", err

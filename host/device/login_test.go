@@ -82,7 +82,7 @@ func TestLoginAsksForMissingField(t *testing.T) {
 	}
 	s3, peer3 := testKind(t, r, session.Spec{}, nil)
 	go dev(peer3)
-	if _, err := Login(ctxTimeout(t, 10*time.Second), s3, "admin", nil, 5*time.Second, nil); err == nil || !strings.Contains(err.Error(), "credential has none") {
+	if _, err := Login(ctxTimeout(t, 10*time.Second), s3, "admin", nil, 5*time.Second, nil); !errors.Is(err, ErrNoPassword) || !strings.Contains(err.Error(), "credential has none") {
 		t.Fatalf("without ask: %v", err)
 	}
 }

@@ -216,9 +216,11 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		defer clear(pass)
 		ask := s.loginAsk(req, sess, cred.ID)
 		prompt, err := device.LoginAsking(ctx, sess, cred.Username, pass, loginTimeout, secretGate(*cred, sess), ask)
-		if errors.Is(err, device.ErrNoUsername) {
-			err = fmt.Errorf("%w: the device asked for a username, and credential %q has none (it is for password-only lines; add \"username\" to it for this device, "+
-				"or serve over --http to a client that takes URL elicitations: the person is then asked for it on ask_secret's one-time page)", device.ErrLogin, cred.ID)
+		switch {
+		case errors.Is(err, device.ErrNoUsername):
+			err = s.noLoginField("username", cred.ID)
+		case errors.Is(err, device.ErrNoPassword):
+			err = s.noLoginField("password", cred.ID)
 		}
 		if err != nil {
 			s.deps.Sessions.Remove(sess.ID)
