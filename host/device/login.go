@@ -46,13 +46,33 @@ var ErrLogin = errors.New("login failed")
 // none (a password-only credential, SPEC DEV-3); nothing was typed.
 var ErrNoUsername = errors.New("the device asked for a username, and the credential has none")
 
+// ErrNoPassword: the device asked for a password and the credential has
+// none (and no Ask was given); nothing was typed.
+var ErrNoPassword = errors.New("the device asks for a password and the credential has none")
+
 // Login answers a device's login dialogue: the username when asked for
 // one, the password (typed as a secret: masked in what comes back) when
-// asked for it, until a prompt shows or timeout. Each is typed once: a
+// asked for it, until a prompt shows or timeout (the time a person takes on an
+// Ask is not counted). Each is typed once: a
 // device that asks for one again ends the login at once (another try
 // would only lock the account). allow, if set, must accept the session
 // before anything is typed. It reports the prompt line it ended at.
 func Login(ctx context.Context, s *session.Session, username string, password []byte, timeout time.Duration, allow Gate) (string, error) {
+	return LoginAsking(ctx, s, username, password, timeout, allow, nil)
+}
+
+// Ask asks the person (not the model) for a login field no credential
+// supplies, "username", "password" or "enable", and types their answer
+// into the session itself (masked, as SendSecret types a secret); the
+// answer never comes back to the caller. prompt is the device's line.
+// host/mcp makes one over HTTP (a one-time page, ask_secret's); nil
+// leaves the field unanswered.
+type Ask func(ctx context.Context, field, prompt string) error
+
+// LoginAsking is Login that asks for a field the credential lacks (a
+// username for a password-only credential, a missing password) with ask,
+// when set, instead of failing.
+func LoginAsking(ctx context.Context, s *session.Session, username string, password []byte, timeout time.Duration, allow Gate, ask Ask) (string, error) {
 	if allow != nil {
 		if err := allow(s.Destination()); err != nil {
 			return "", err
@@ -90,22 +110,38 @@ func Login(ctx context.Context, s *session.Session, username string, password []
 			if sentPass {
 				return "", fmt.Errorf("%w: the device asked for the password again (wrong password?)", ErrLogin)
 			}
-			if len(password) == 0 {
-				return "", fmt.Errorf("%w: the device asks for a password and the credential has none", ErrLogin)
-			}
-			if err := SendSecret(ctx, s, password, allow); err != nil && !errors.Is(err, session.ErrEchoOn) {
-				return "", err
+			switch {
+			case len(password) == 0 && ask != nil:
+				asked := time.Now()
+				if err := askField(ctx, s, ask, allow, "password", text); err != nil {
+					return "", err
+				}
+				deadline = deadline.Add(time.Since(asked)) // the person's time is not the device's
+			case len(password) == 0:
+				return "", fmt.Errorf("%w: %w", ErrLogin, ErrNoPassword)
+			default:
+				if err := SendSecret(ctx, s, password, allow); err != nil && !errors.Is(err, session.ErrEchoOn) {
+					return "", err
+				}
 			}
 			sentPass = true
 		case loginUser.MatchString(text) && !lastLogin.MatchString(lastLine(text)):
 			if sentUser {
 				return "", fmt.Errorf("%w: the device asked for the username again (wrong username or password?)", ErrLogin)
 			}
-			if username == "" {
+			switch {
+			case username == "" && ask != nil:
+				asked := time.Now()
+				if err := askField(ctx, s, ask, allow, "username", text); err != nil {
+					return "", err
+				}
+				deadline = deadline.Add(time.Since(asked)) // the person's time is not the device's
+			case username == "":
 				return "", fmt.Errorf("%w: %w", ErrLogin, ErrNoUsername)
-			}
-			if err := s.SendCredential(ctx, []byte(username), false); err != nil {
-				return "", err
+			default:
+				if err := s.SendCredential(ctx, []byte(username), false); err != nil {
+					return "", err
+				}
 			}
 			sentUser = true
 		case loginShell.MatchString(text):
@@ -130,6 +166,20 @@ func Login(ctx context.Context, s *session.Session, username string, password []
 		}
 	}
 	return "", fmt.Errorf("%w: no prompt within %v", ErrLogin, timeout)
+}
+
+// askField asks the person for a field through ask, after the gate: what
+// they type goes where the credential's secrets would go, and only there.
+func askField(ctx context.Context, s *session.Session, ask Ask, allow Gate, field, text string) error {
+	if allow != nil {
+		if err := allow(s.Destination()); err != nil {
+			return err
+		}
+	}
+	if err := ask(ctx, field, lastLine(text)); err != nil {
+		return fmt.Errorf("%w: the device asked for the %s, which the credential lacks, and the person was asked: %w", ErrLogin, field, err)
+	}
+	return nil
 }
 
 // loggedIn records the prompt a login ended at: commands that no dialect

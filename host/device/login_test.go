@@ -3,6 +3,8 @@ package device
 import (
 	"bufio"
 	"context"
+	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -36,5 +38,51 @@ func TestLoginPromptCutByARead(t *testing.T) {
 	prompt, err := Login(ctx, s, "admin", []byte("s3cret-pw"), 5*time.Second, nil)
 	if err != nil || prompt != "admin@r1>" {
 		t.Fatalf("Login: %q, %v", prompt, err)
+	}
+}
+
+// LoginAsking: a field the credential lacks (here the password) goes to
+// ask, which types it itself, and the login continues; the time ask takes
+// is not counted against the timeout. An ask that fails ends the login
+// naming the field; without ask the login fails as before.
+func TestLoginAsksForMissingField(t *testing.T) {
+	dev := func(peer net.Conn) {
+		in := bufio.NewReader(peer)
+		line := func() string { l, _ := in.ReadString('\r'); return strings.TrimSpace(l) }
+		write(peer, "\r\nlogin: ")
+		if line() != "admin" {
+			return
+		}
+		write(peer, "Password:")
+		if line() != "from-the-person" {
+			write(peer, "\r\nLogin incorrect\r\nlogin: ")
+			return
+		}
+		write(peer, "\r\nadmin@r1>")
+	}
+	r := newRegistry(t, session.Config{})
+	s, peer := testKind(t, r, session.Spec{}, nil)
+	go dev(peer)
+	var asked []string
+	ask := func(ctx context.Context, field, prompt string) error {
+		asked = append(asked, field+"|"+prompt)
+		time.Sleep(700 * time.Millisecond) // longer than the login's timeout
+		return SendSecret(ctx, s, []byte("from-the-person"), nil)
+	}
+	prompt, err := LoginAsking(ctxTimeout(t, 10*time.Second), s, "admin", nil, 500*time.Millisecond, nil, ask)
+	if err != nil || prompt != "admin@r1>" || len(asked) != 1 || asked[0] != "password|Password:" {
+		t.Fatalf("LoginAsking: %q, %v (asked %q)", prompt, err, asked)
+	}
+
+	s2, peer2 := testKind(t, r, session.Spec{}, nil)
+	go dev(peer2)
+	no := func(context.Context, string, string) error { return errors.New("the person declined") }
+	if _, err := LoginAsking(ctxTimeout(t, 10*time.Second), s2, "admin", nil, 5*time.Second, nil, no); !errors.Is(err, ErrLogin) || !strings.Contains(err.Error(), "password") || !strings.Contains(err.Error(), "declined") {
+		t.Fatalf("a declined ask: %v", err)
+	}
+	s3, peer3 := testKind(t, r, session.Spec{}, nil)
+	go dev(peer3)
+	if _, err := Login(ctxTimeout(t, 10*time.Second), s3, "admin", nil, 5*time.Second, nil); !errors.Is(err, ErrNoPassword) || !strings.Contains(err.Error(), "credential has none") {
+		t.Fatalf("without ask: %v", err)
 	}
 }

@@ -35,6 +35,10 @@ type ModeOptions struct {
 	Secret func(field string) ([]byte, error)
 	// Allow must accept the session before a secret is typed (TRUST-1).
 	Allow Gate
+	// Ask, if set, asks the person for a field Secret does not supply
+	// (nil, or an error for the field) and types their answer itself;
+	// the time they take does not count against Timeout.
+	Ask Ask
 }
 
 // ModeResult is where a move ended. The fields mean what RunResult's do;
@@ -122,7 +126,7 @@ func SetMode(ctx context.Context, s *session.Session, o ModeOptions) (ModeResult
 		res.Reason, res.Question = "question", info.Question
 		return res, nil
 	case info.Login != "":
-		if done, err := answerLogin(ctx, s, o, &res, info.Login, "", deadline); done || err != nil {
+		if done, err := answerLogin(ctx, s, o, &res, info.Login, "", &deadline); done || err != nil {
 			return res, err
 		}
 	}
@@ -162,7 +166,7 @@ func SetMode(ctx context.Context, s *session.Session, o ModeOptions) (ModeResult
 		}
 		if r.Reason == "login" {
 			sent++
-			if done, err := answerLogin(ctx, s, o, &res, r.Field, from, deadline); done || err != nil {
+			if done, err := answerLogin(ctx, s, o, &res, r.Field, from, &deadline); done || err != nil {
 				return res, err
 			}
 		} else if res.Mode == from {
@@ -196,25 +200,45 @@ func (res *ModeResult) apply(r RunResult) bool {
 // answerLogin types the secret for a login field and waits for what
 // follows; done when the move stops there (no secret for the field, the
 // field asked again, an error line, no change of mode from `from`).
-func answerLogin(ctx context.Context, s *session.Session, o ModeOptions, res *ModeResult, field, from string, deadline time.Time) (done bool, err error) {
+func answerLogin(ctx context.Context, s *session.Session, o ModeOptions, res *ModeResult, field, from string, deadline *time.Time) (done bool, err error) {
 	res.Reason, res.Field = "login", field
-	if o.Secret == nil || field == "username" {
-		return true, nil
-	}
-	secret, err := o.Secret(field)
-	if err != nil {
-		res.Error = err.Error()
+	var secret []byte
+	switch {
+	case o.Secret != nil && field != "username":
+		if secret, err = o.Secret(field); err != nil && o.Ask == nil {
+			res.Error = err.Error()
+			return true, nil
+		}
+		err = nil // asked of the person instead
+	case o.Ask == nil:
 		return true, nil
 	}
 	defer clear(secret)
-	left := time.Until(deadline)
-	if left <= 0 {
+	if time.Until(*deadline) <= 0 {
 		res.Reason = "timeout"
 		return true, nil
 	}
 	mark := s.Mark()
-	if err := SendSecret(ctx, s, secret, o.Allow); err != nil {
-		return true, err
+	if len(secret) > 0 {
+		if err := SendSecret(ctx, s, secret, o.Allow); err != nil {
+			return true, err
+		}
+	} else {
+		// No secret for the field: the person is asked (their time is not
+		// the device's).
+		head := s.Mark().Off
+		tail, _ := s.ReadRange(head-min(head, 256), head)
+		asked := time.Now()
+		if err := askField(ctx, s, o.Ask, o.Allow, field, clean(tail)); err != nil {
+			res.Error = err.Error()
+			return true, nil
+		}
+		*deadline = deadline.Add(time.Since(asked))
+	}
+	left := time.Until(*deadline)
+	if left <= 0 {
+		res.Reason = "timeout"
+		return true, nil
 	}
 	r, err := commandResult(ctx, s, mark, RunOptions{Timeout: left})
 	if err != nil {

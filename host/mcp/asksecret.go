@@ -9,10 +9,12 @@ import (
 	"html/template"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/device"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -21,12 +23,20 @@ import (
 // the model. The tool makes a one-time page on this server,
 // /view/secret/<code>, and sends its address as an MCP URL-mode
 // elicitation (2025-11-25) when the client supports one; otherwise the
-// result gives the address for the agent to show its person. What the
-// person types there goes straight into the session as send_secret types
-// a secret (session.SendCredential: masked from then on, refused where
-// the terminal would echo it, the line before it checked) and never
-// passes through MCP. Served over HTTP only: there is no page to serve
-// over stdio.
+// result gives the address for the agent to show its person, and a
+// second call with the same prompt waits for them. What the person types
+// there goes straight into the session as send_secret types a secret
+// (session.SendCredential: masked from then on, refused where the
+// terminal would echo it, the line before it checked) and never passes
+// through MCP. Served over HTTP only: there is no page to serve over
+// stdio.
+//
+// Every wait on the person is bounded (bound): by askWait, the page's
+// expiry, the call's context, the terminal session ending, and the MCP
+// session closing or the server shutting down. go-sdk's ServerSession.Close
+// waits for the calls in flight without cancelling them, so an ask that
+// waited on anything else would hold a DELETE (and the server's close)
+// until someone typed.
 
 // Bounds of the pages waiting for a secret.
 const (
@@ -38,23 +48,56 @@ const (
 	secretPagePath = ViewPath + "/secret/"
 )
 
+// askWait is the longest one call waits for the person: a login's field,
+// or an ask_secret that waits for its page. Shorter than a page's life: an
+// ask_secret page stays open after a call stops waiting, for another call
+// to wait on. Tests shorten it (askWaitFor).
+const askWait = 2 * time.Minute
+
+var askWaitFor atomic.Int64 // nanoseconds; 0: askWait
+
+func askWaitLimit() time.Duration {
+	if d := askWaitFor.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return askWait
+}
+
 // secretAsk is one page waiting for a secret.
 type secretAsk struct {
 	sess    *session.Session
 	owner   string
 	prompt  string
+	login   bool // a login's page: only that login waits on it
 	expires time.Time
-	done    chan error // the outcome of typing it (buffered)
+	done    chan struct{} // closed once the page was used; err is what typing it gave
+	err     error
+	// used: the person sent the page (it serves no more); seen: a call
+	// reported that. An ask_secret page used but not yet seen stays for
+	// the next ask_secret with its prompt to report (guarded by asks.mu).
+	used, seen bool
 }
 
-// asks are the pages waiting, by code.
+// asks are the pages waiting, by code, and the calls waiting on them.
 type asks struct {
 	mu sync.Mutex
 	m  map[string]*secretAsk
+	// waits are the calls waiting on the person, each with the MCP
+	// session it belongs to; closing are the MCP sessions being closed
+	// (and why), shut why the server is shutting down: a wait that starts
+	// then ends at once.
+	waits   map[*askWaiter]struct{}
+	closing map[string]error
+	shut    error
+}
+
+type askWaiter struct {
+	mcp    string
+	cancel context.CancelCauseFunc
 }
 
 // add makes a page for owner's session; it returns its code.
-func (a *asks) add(owner string, sess *session.Session, prompt string) (string, *secretAsk, error) {
+func (a *asks) add(owner string, sess *session.Session, prompt string, login bool) (string, *secretAsk, error) {
 	var b [18]byte // 144 bits
 	rand.Read(b[:])
 	code := base64.RawURLEncoding.EncodeToString(b[:])
@@ -68,7 +111,7 @@ func (a *asks) add(owner string, sess *session.Session, prompt string) (string, 
 		switch {
 		case now.After(k.expires):
 			delete(a.m, c)
-		case k.owner == owner:
+		case k.owner == owner && !k.used:
 			mine++
 		}
 	}
@@ -76,17 +119,35 @@ func (a *asks) add(owner string, sess *session.Session, prompt string) (string, 
 		return "", nil, fmt.Errorf("%w: %d pages of yours are waiting for a secret (at most %d, %d in all); each expires %s after it is made",
 			session.ErrLimit, mine, maxAsksOwner, maxAsks, askTTL)
 	}
-	k := &secretAsk{sess: sess, owner: owner, prompt: prompt, expires: now.Add(askTTL), done: make(chan error, 1)}
+	k := &secretAsk{sess: sess, owner: owner, prompt: prompt, login: login, expires: now.Add(askTTL), done: make(chan struct{})}
 	a.m[code] = k
 	return code, k, nil
 }
 
-// peek finds a live page without using it; take uses it (once).
+// pending finds owner's newest ask_secret page for sess with this prompt
+// that still waits, or that was used and no call has said so yet.
+func (a *asks) pending(owner string, sess *session.Session, prompt string) (string, *secretAsk) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	code, found, now := "", (*secretAsk)(nil), time.Now()
+	for c, k := range a.m {
+		if k.login || k.owner != owner || k.sess != sess || k.prompt != prompt || k.seen || now.After(k.expires) {
+			continue
+		}
+		if found == nil || k.expires.After(found.expires) {
+			code, found = c, k
+		}
+	}
+	return code, found
+}
+
+// peek finds a live page without using it; take uses it (once), and
+// finish records what typing it gave.
 func (a *asks) peek(code string) *secretAsk {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k := a.m[code]
-	if k == nil || time.Now().After(k.expires) {
+	if k == nil || k.used || time.Now().After(k.expires) {
 		return nil
 	}
 	return k
@@ -96,14 +157,161 @@ func (a *asks) take(code string) *secretAsk {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k := a.m[code]
-	delete(a.m, code)
-	if k == nil || time.Now().After(k.expires) {
+	if k == nil || k.used || time.Now().After(k.expires) {
+		delete(a.m, code)
 		return nil
+	}
+	k.used = true
+	if k.login {
+		delete(a.m, code) // its login waits on it; nothing else asks
 	}
 	return k
 }
 
-func (a *asks) drop(code string) { a.take(code) }
+func (a *asks) finish(k *secretAsk, err error) {
+	k.err = err
+	close(k.done)
+}
+
+// markSeen: a call reported the page's outcome; it is forgotten.
+func (a *asks) markSeen(code string, k *secretAsk) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k.seen = true
+	if a.m[code] == k {
+		delete(a.m, code)
+	}
+}
+
+func (a *asks) drop(code string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, code)
+}
+
+// endMCP ends every wait of the MCP session id, and any that starts
+// before forgetMCP, with why, and drops the pages it owns: go-sdk closes
+// a session only once its calls have returned (see above).
+func (a *asks) endMCP(id string, why error) {
+	if id == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing == nil {
+		a.closing = make(map[string]error)
+	}
+	a.closing[id] = why
+	for w := range a.waits {
+		if w.mcp == id {
+			w.cancel(why)
+		}
+	}
+	for c, k := range a.m {
+		if k.owner == id {
+			delete(a.m, c)
+		}
+	}
+}
+
+// forgetMCP: the MCP session id closed (or its DELETE failed).
+func (a *asks) forgetMCP(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.closing, id)
+}
+
+// shutdown ends every wait, and any that starts after, with why.
+func (a *asks) shutdown(why error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.shut = why
+	for w := range a.waits {
+		w.cancel(why)
+	}
+}
+
+// errAskTimeout: the person typed nothing on the page while a call waited.
+var errAskTimeout = errors.New("no secret was typed on the page")
+
+// bound is the context one call waits on the person under: ctx, ended
+// also (each with its cause, context.Cause) at askWait or the page's
+// expiry, when the terminal session ends, and when the MCP session mcp
+// closes or the server shuts down. stop releases it.
+func (a *asks) bound(ctx context.Context, mcp string, k *secretAsk) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	limit := askWaitLimit()
+	why := fmt.Errorf("%w within %s", errAskTimeout, limit)
+	if left := time.Until(k.expires); left < limit {
+		limit, why = left, fmt.Errorf("%w: the page expired (%s after it was made)", errAskTimeout, askTTL)
+	}
+	ctx, cancelT := context.WithTimeoutCause(ctx, limit, why)
+	w := &askWaiter{mcp: mcp, cancel: cancel}
+	a.mu.Lock()
+	switch {
+	case a.shut != nil:
+		cancel(a.shut)
+	case mcp != "" && a.closing[mcp] != nil:
+		cancel(a.closing[mcp])
+	default:
+		if a.waits == nil {
+			a.waits = make(map[*askWaiter]struct{})
+		}
+		a.waits[w] = struct{}{}
+	}
+	a.mu.Unlock()
+	go func() {
+		select {
+		case <-k.sess.Released():
+			cancel(fmt.Errorf("session %s ended (%v)", k.sess.ID, k.sess.DisconnectedErr()))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		a.mu.Lock()
+		delete(a.waits, w)
+		a.mu.Unlock()
+		cancelT()
+		cancel(nil)
+	}
+}
+
+// await waits, under a context from bound, for the page to be used: used
+// then says it was and err is what typing it gave; otherwise err is why
+// the wait ended.
+func (a *asks) await(ctx context.Context, code string, k *secretAsk) (used bool, err error) {
+	select {
+	case <-k.done:
+	case <-ctx.Done():
+		select {
+		case <-k.done: // both at once: the page's outcome wins
+		default:
+			return false, waitEnded(ctx)
+		}
+	}
+	a.markSeen(code, k)
+	if k.err != nil {
+		return true, fmt.Errorf("what the person sent was not typed into the session: %w", k.err)
+	}
+	return true, nil
+}
+
+// waitEnded says why a bound context ended.
+func waitEnded(ctx context.Context) error {
+	err := context.Cause(ctx)
+	if errors.Is(err, context.Canceled) {
+		return errors.New("the call was cancelled while it waited for the person")
+	}
+	return err
+}
+
+// mcpID is the id of the MCP session a call came on ("" without one).
+func mcpID(req *sdk.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	return req.Session.ID()
+}
 
 type askIn struct {
 	SessionID string `json:"sessionId" jsonschema:"session id or name"`
@@ -117,7 +325,7 @@ func (s *Server) addAskSecret() {
 			Name: "ask_secret",
 			// No annotations: the defaults (destructive, open world) are
 			// this tool's.
-			Description: "A secret from your person, typed into the session on a page you never see.",
+			Description: "A secret from your person, typed into the session on a page you never see. Call again to wait for it.",
 		}, func(p schemaProps) {
 			sessionRef(p)
 			p["prompt"].MaxLength = ptr(maxPromptLen)
@@ -137,44 +345,151 @@ func (s *Server) askSecret(ctx context.Context, req *sdk.CallToolRequest, in ask
 	if base == "" {
 		return nil, fmt.Errorf("%w: ask_secret needs serve --http (the person types the secret on a page of this server)", session.ErrUnsupported)
 	}
-	code, ask, err := s.asks.add(owner(req), sess, in.Prompt)
-	if err != nil {
-		return nil, err
+	own := owner(req)
+	// A page of an earlier call with this prompt: waited on, not made again.
+	code, ask := s.asks.pending(own, sess, in.Prompt)
+	again := ask != nil
+	if !again {
+		if code, ask, err = s.asks.add(own, sess, in.Prompt, false); err != nil {
+			return nil, err
+		}
 	}
 	url := base + secretPagePath + code
 	msg := in.Prompt
 	if msg == "" {
 		msg = "A secret for session " + sess.ID
 	}
-	if ss := req.Session; ss != nil && urlElicitation(ss) {
-		res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "url", Message: msg, URL: url, ElicitationID: code})
-		if err == nil && res.Action != "accept" {
-			s.asks.drop(code)
-			return map[string]any{"sessionId": sess.ID, "status": res.Action}, nil
-		}
-		if err == nil {
-			t := time.NewTimer(time.Until(ask.expires))
-			defer t.Stop()
-			select {
-			case err = <-ask.done:
-			case <-ctx.Done():
-				s.asks.drop(code)
-				return nil, ctx.Err()
-			case <-t.C:
-				s.asks.drop(code)
-				return nil, fmt.Errorf("no secret was typed on the page within %s", askTTL)
-			}
-			ss.NotifyElicitationComplete(ctx, &sdk.ElicitationCompleteParams{ElicitationID: code})
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"sessionId": sess.ID, "status": "typed"}, nil
+	typed := map[string]any{"sessionId": sess.ID, "status": "typed"}
+	if ss := req.Session; ss != nil && urlElicitation(ss) && !isDone(ask.done) {
+		status, err := s.elicitAsk(ctx, ss, code, ask, url, msg)
+		switch {
+		case err == nil:
+			return map[string]any{"sessionId": sess.ID, "status": status}, nil
+		case !errors.Is(err, errNoElicit):
+			return nil, s.askErr(err, ask)
 		}
 		// The client would not take it (a stateless request cannot be
 		// asked back): the address goes in the result instead.
 	}
+	if again {
+		actx, stop := s.asks.bound(ctx, mcpID(req), ask)
+		defer stop()
+		if _, err := s.asks.await(actx, code, ask); err != nil {
+			return nil, s.askErr(err, ask)
+		}
+		return typed, nil
+	}
 	return map[string]any{"sessionId": sess.ID, "status": "waiting", "url": url, "expires_in_s": int(askTTL.Seconds()),
-		"note": "show this url to your person: what they type there goes into the session, not through you"}, nil
+		"note": "show this url to your person: what they type there goes into the session, not through you. " +
+			"Then call ask_secret again with the same prompt: it waits until they have typed it"}, nil
+}
+
+// askErr is an ask_secret wait that ended with nothing typed: the page,
+// still open, can be waited on again.
+func (s *Server) askErr(err error, ask *secretAsk) error {
+	if errors.Is(err, errAskTimeout) && time.Now().Before(ask.expires) {
+		return fmt.Errorf("%w; the page stays open until %s: call ask_secret again with the same prompt to wait for it",
+			err, ask.expires.UTC().Format(time.TimeOnly+" UTC"))
+	}
+	return err
+}
+
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// errNoElicit: the client did not take the elicitation (the page is still
+// waiting).
+var errNoElicit = errors.New("the client did not take the URL elicitation")
+
+// elicitAsk sends the page's address as a URL-mode elicitation and waits
+// for the person (bounded: asks.bound): "typed", or the client's action
+// ("decline", "cancel", the page dropped) when they would not; errNoElicit
+// when the client did not take it.
+func (s *Server) elicitAsk(ctx context.Context, ss *sdk.ServerSession, code string, ask *secretAsk, url, msg string) (string, error) {
+	ctx, stop := s.asks.bound(ctx, ss.ID(), ask)
+	defer stop()
+	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "url", Message: msg, URL: url, ElicitationID: code})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", waitEnded(ctx) // not refused: the wait ended first
+		}
+		return "", fmt.Errorf("%w: %v", errNoElicit, err)
+	}
+	if res.Action != "accept" {
+		s.asks.drop(code)
+		return res.Action, nil
+	}
+	used, err := s.asks.await(ctx, code, ask)
+	if used {
+		ss.NotifyElicitationComplete(ctx, &sdk.ElicitationCompleteParams{ElicitationID: code})
+	}
+	if err != nil {
+		return "", err
+	}
+	return "typed", nil
+}
+
+// loginAsk is the device.Ask of a login (telnet_connect with a
+// credential, set_mode) that meets a field no credential supplies: over
+// HTTP, to a client that takes URL elicitations, the person is sent a
+// one-time page as ask_secret sends one, and what they type there goes
+// into the session; the login waits for them at most askWait. nil
+// otherwise (stdio, or a client that cannot be asked): the login then
+// fails naming the field.
+func (s *Server) loginAsk(req *sdk.CallToolRequest, sess *session.Session, credID string) device.Ask {
+	base, _ := s.httpBase.Load().(string)
+	ss := req.Session
+	if base == "" || ss == nil || !urlElicitation(ss) {
+		return nil
+	}
+	own := owner(req)
+	return func(ctx context.Context, field, prompt string) error {
+		if len(prompt) > maxPromptLen {
+			prompt = prompt[:maxPromptLen]
+		}
+		lacks := fmt.Sprintf("credential %q has none", credID)
+		if credID == "" {
+			lacks = "no credential was given"
+		}
+		what := fmt.Sprintf("the %s (%s); the device says %q", field, lacks, prompt)
+		code, ask, err := s.asks.add(own, sess, what, true)
+		if err != nil {
+			return err
+		}
+		defer s.asks.drop(code) // the login's alone: it ends with the login's wait
+		msg := fmt.Sprintf("Session %s asks for the %s: %s. Type it on this page; the agent never sees it.", sess.ID, field, lacks)
+		status, err := s.elicitAsk(ctx, ss, code, ask, base+secretPagePath+code, msg)
+		if err != nil {
+			return err
+		}
+		if status != "typed" {
+			return fmt.Errorf("the person answered %q on the page (nothing was typed)", status)
+		}
+		return nil
+	}
+}
+
+// noLoginField is a login's error for a field credential credID lacks
+// when the person could not be asked (loginAsk gave nil): what would
+// supply it.
+func (s *Server) noLoginField(field, credID string) error {
+	hint := fmt.Sprintf("add %q to it for this device", field)
+	if field == "username" {
+		hint = "it is for password-only lines; " + hint
+	}
+	if base, _ := s.httpBase.Load().(string); base == "" {
+		hint += "; or serve over --http to a client that takes URL elicitations: the login then asks the person for it on a one-time page"
+	} else {
+		hint += "; or, since this client does not take URL elicitations and the login cannot ask the person itself, telnet_connect without credentialId " +
+			"and call ask_secret at the " + field + " prompt: the person types it on a page you never see"
+	}
+	return fmt.Errorf("%w: the device asked for a %s, and credential %q has none (%s)", device.ErrLogin, field, credID, hint)
 }
 
 // urlElicitation reports whether the client said it takes URL-mode
@@ -226,7 +541,7 @@ func (v *viewHandler) secret(w http.ResponseWriter, r *http.Request, code string
 		err := ask.sess.SendCredential(ctx, secret, true)
 		cancel()
 		clear(secret)
-		ask.done <- err
+		v.h.srv.asks.finish(ask, err)
 		data["Done"] = "Sent into the session. You can close this page."
 		if err != nil {
 			var why = err.Error()

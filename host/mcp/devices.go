@@ -147,7 +147,7 @@ func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeI
 	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
-	o := device.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret}
+	o := device.ModeOptions{Mode: in.Mode, Timeout: timeout, Secret: secret, Ask: s.loginAsk(req, sess, in.CredentialID)}
 	if in.CredentialID != "" {
 		o.Allow = secretGate(cred, sess)
 		// Refused before anything is sent, not at the password prompt

@@ -296,7 +296,8 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 
 // deleting serves a DELETE of an MCP session: watchSession, told before
 // the session closes, ends its terminal sessions rather than orphaning
-// them (SPEC MCP-2).
+// them (SPEC MCP-2). Its calls waiting on the person stop first: go-sdk
+// closes the session only once every call has returned (asksecret.go).
 func (h *httpHandler) deleting(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get("Mcp-Session-Id")
@@ -305,10 +306,14 @@ func (h *httpHandler) deleting(next http.Handler) http.Handler {
 			return
 		}
 		h.srv.deleted.Store(sid, true)
+		if u, ok := h.srv.minted.Load(sid); ok && u == h.user { // go-sdk refuses another user's DELETE
+			h.srv.asks.endMCP(sid, errors.New("the MCP session was closed by its client"))
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		if sw.status/100 != 2 {
 			h.srv.deleted.Delete(sid)
+			h.srv.asks.forgetMCP(sid)
 		}
 	})
 }
@@ -459,6 +464,7 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) er
 	case <-ctx.Done():
 	}
 	start := time.Now()
+	s.asks.shutdown(errors.New("the server is shutting down")) // before the sessions' close waits for their calls
 	var wg sync.WaitGroup
 	wg.Go(s.deps.Sessions.Close)
 	for ss := range s.mcp.Sessions() {
@@ -490,6 +496,7 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) er
 func (s *Server) watchSession(ss *sdk.ServerSession) {
 	ss.Wait()
 	s.forgetSubscriber(ss)
+	s.asks.forgetMCP(ss.ID())
 	if _, deleted := s.deleted.LoadAndDelete(ss.ID()); deleted {
 		if n := s.deps.Sessions.CloseOwned(ss.ID()); n > 0 {
 			s.log.Info("MCP session deleted by its client; its terminal sessions were stopped", "mcpSession", ss.ID(), "sessions", n)

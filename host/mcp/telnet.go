@@ -215,9 +215,13 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	if cred != nil {
 		pass, _ := cred.Secret("password")
 		defer clear(pass)
-		prompt, err := device.Login(ctx, sess, cred.Username, pass, loginTimeout, secretGate(*cred, sess))
-		if errors.Is(err, device.ErrNoUsername) {
-			err = fmt.Errorf("%w: the device asked for a username, and credential %q has none (it is for password-only lines; add \"username\" to it for this device)", device.ErrLogin, cred.ID)
+		ask := s.loginAsk(req, sess, cred.ID)
+		prompt, err := device.LoginAsking(ctx, sess, cred.Username, pass, loginTimeout, secretGate(*cred, sess), ask)
+		switch {
+		case errors.Is(err, device.ErrNoUsername):
+			err = s.noLoginField("username", cred.ID)
+		case errors.Is(err, device.ErrNoPassword):
+			err = s.noLoginField("password", cred.ID)
 		}
 		if err != nil {
 			s.deps.Sessions.Remove(sess.ID)
