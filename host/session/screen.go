@@ -132,6 +132,16 @@ type stateful interface {
 // A screen that cannot export stays attached until the session is
 // discarded. Called from release, holding the chain.
 func (s *Session) freezeScreen() {
+	if sl, ok := s.screen.(*screenSlot); ok {
+		if away := sl.state(); away != nil {
+			// It left its instance while idle: that state is the frozen one.
+			s.mu.Lock()
+			s.frozen = away
+			s.mu.Unlock()
+			s.screen.Close()
+			return
+		}
+	}
 	st, ok := s.screen.(stateful)
 	if !ok || s.reattachScreen == nil {
 		return
