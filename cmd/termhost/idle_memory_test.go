@@ -5,6 +5,7 @@ package main
 // from the shared vt instance reads the same when it is rebuilt.
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +28,8 @@ const idleSettle = 10 * time.Second
 // session, 10 s after the last one opened: Telnet sessions to a loopback
 // BusyBox telnetd shell, and bash sessions under a PTY with a short
 // scrollback (a listing of about a screenful). The baseline is read after
-// one session of the kind (its plugins compiled), settled the same way.
+// two sessions of the kind (its plugins compiled, their pools of two
+// instances made), settled the same way.
 // TERMHOST_IDLE_SESSIONS sets the number (default 50);
 // TERMHOST_IDLE_PROFILE=DIR saves the heap and goroutine profiles there.
 func BenchmarkIdleSessionSettled(b *testing.B) {
@@ -64,28 +67,46 @@ func BenchmarkIdleSessionSettled(b *testing.B) {
 	})
 }
 
-// idleMemory opens one session with open, settles, reads the server's
-// RSS, opens n more, settles and reports the growth per session.
+// idleMemory opens two sessions with open, settles, reads the server's
+// RSS, opens n more, settles and reports the growth per session: at 10 s
+// (the reading) and at 20 s (once a plugin no session uses has
+// been unloaded: 10 s after its last session left).
 func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 	for b.Loop() {
 		h := startHost(b, "--log-level", "info", "--debug-addr", "127.0.0.1:0", "--max-sessions", strconv.Itoa(n+10))
 		addr := pprofAddr(b, h)
+		settle := func() (at10, at20 int64) {
+			time.Sleep(idleSettle)
+			at10 = h.rssKiB()
+			time.Sleep(idleSettle)
+			return at10, h.rssKiB()
+		}
+		// Two sessions first: each plugin's pool (2 instances) exists in
+		// both readings; what is left is what a session adds.
 		open(h)
-		time.Sleep(idleSettle)
-		before, g0 := h.rssKiB(), goroutines(b, addr)
+		open(h)
+		before10, before := settle()
+		g0 := goroutines(b, addr)
+		dir := os.Getenv("TERMHOST_IDLE_PROFILE")
+		name := b.Name()[len("BenchmarkIdleSessionSettled/"):]
+		if dir != "" {
+			saveProfile(b, addr, "heap", filepath.Join(dir, name+".base.heap"))
+		}
 		for range n {
 			open(h)
 		}
-		time.Sleep(idleSettle)
-		after, g1 := h.rssKiB(), goroutines(b, addr)
-		b.ReportMetric(float64(after-before)/float64(n), "KiB/session")
+		after10, after := settle()
+		g1 := goroutines(b, addr)
+		b.ReportMetric(float64(after10-before10)/float64(n), "KiB/session@10s")
+		b.ReportMetric(float64(after-before)/float64(n), "KiB/session@20s")
 		b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/session")
 		b.ReportMetric(float64(after)/1024, "MiB-total")
-		b.Logf("RSS %d KiB after one session, %d KiB after %d more (%.0f KiB each); goroutines %d → %d; heap: %s",
-			before, after, n, float64(after-before)/float64(n), g0, g1, soakHeap(addr))
-		if dir := os.Getenv("TERMHOST_IDLE_PROFILE"); dir != "" {
+		b.Logf("RSS after two sessions %d KiB (10 s) %d KiB (20 s); after %d more %d KiB (10 s) %d KiB (20 s); goroutines %d → %d; heap: %s",
+			before10, before, n, after10, after, g0, g1, soakHeap(addr))
+		b.Logf("plugin sessions: %s", pluginSessions(h))
+		if dir != "" {
 			for _, p := range []string{"heap", "goroutine"} {
-				saveProfile(b, addr, p, filepath.Join(dir, b.Name()[len("BenchmarkIdleSessionSettled/"):]+"."+p))
+				saveProfile(b, addr, p, filepath.Join(dir, name+"."+p))
 			}
 		}
 		h.stop()
@@ -135,4 +156,14 @@ func saveProfile(t testing.TB, addr, name, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("%s profile: %s", name, path)
+}
+
+// pluginSessions is "name sessions" for every plugin plugins_list shows.
+func pluginSessions(h *hostProc) string {
+	var out []string
+	for _, p := range h.must("plugins_list", map[string]any{})["plugins"].([]any) {
+		m := p.(map[string]any)
+		out = append(out, fmt.Sprintf("%v %v", m["name"], m["sessions"]))
+	}
+	return strings.Join(out, ", ")
 }

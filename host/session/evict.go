@@ -216,17 +216,18 @@ func (sl *screenSlot) Plugin() (name, version string) {
 	return p[0], p[1]
 }
 
-// evictScreen lets an idle live session's screen leave the shared
-// instance (screenSlot.leave) when the session and its screen have been
+// trimIdle lets go of what an idle live session holds only for its next
+// walk or its screen: the walk's scratch memory (kept between walks up to
+// keepArena and screenScratch) and its screen's place in the shared
+// instance (screenSlot.leave), once the session and its screen have been
 // quiet for quiet and nothing waits on it. It never waits for the chain:
 // a busy session is not idle. It reports whether the screen left.
-func (s *Session) evictScreen(quiet time.Duration) bool {
-	sl, ok := s.screen.(*screenSlot)
-	if !ok || s.reattachScreen == nil || !s.Alive() || s.waiting.Load() > 0 {
+func (s *Session) trimIdle(quiet time.Duration) bool {
+	if !s.Alive() || s.waiting.Load() > 0 {
 		return false
 	}
 	now := time.Now()
-	if now.Sub(s.LastActive()) < quiet || now.Sub(time.Unix(0, sl.used.Load())) < quiet || sl.isAway() {
+	if now.Sub(s.LastActive()) < quiet {
 		return false
 	}
 	select {
@@ -238,6 +239,23 @@ func (s *Session) evictScreen(quiet time.Duration) bool {
 	if !s.Alive() {
 		return false // ended meanwhile: its release freezes the screen
 	}
+	// No walk runs while the chain is held: its slices are empty.
+	s.w.arena, s.w.scratch, s.w.stack, s.w.pend, s.w.events = nil, nil, nil, nil, nil
+	s.recScratch = nil
+	sl, ok := s.screen.(*screenSlot)
+	if !ok || s.reattachScreen == nil || sl.isAway() || now.Sub(time.Unix(0, sl.used.Load())) < quiet {
+		return false
+	}
 	s.syncScreen()
 	return sl.leave()
+}
+
+// screenUp brings the screen back if it left its instance, then rebuilds
+// it if it lost its state (syncScreen), so the next question is answered
+// by the screen as it was. Called holding the chain.
+func (s *Session) screenUp() {
+	if sl, ok := s.screen.(*screenSlot); ok {
+		sl.get() // an error shows in the question that follows
+	}
+	s.syncScreen()
 }

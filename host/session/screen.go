@@ -72,7 +72,7 @@ func (s *Session) Screen(ctx context.Context, req []byte) ([]byte, error) {
 	// failed under another session): rebuilt first, and once more if this
 	// very question is what moved it to a new instance, so an answer never
 	// comes from an empty screen.
-	s.syncScreen()
+	s.screenUp()
 	for try := 0; ; try++ {
 		reply, err := s.ask(s.screen, req)
 		if !s.syncScreen() || try == 1 {
