@@ -83,8 +83,8 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 		}
 		// Two sessions first: each plugin's pool (2 instances) exists in
 		// both readings; what is left is what a session adds.
-		open(h)
-		open(h)
+		first := open(h)
+		second := open(h)
 		before10, before := settle()
 		g0 := goroutines(b, addr)
 		dir := os.Getenv("TERMHOST_IDLE_PROFILE")
@@ -104,6 +104,15 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 		b.Logf("RSS after two sessions %d KiB (10 s) %d KiB (20 s); after %d more %d KiB (10 s) %d KiB (20 s); goroutines %d → %d; heap: %s",
 			before10, before, n, after10, after, g0, g1, soakHeap(addr))
 		b.Logf("plugin sessions: %s", pluginSessions(h))
+		// The first view of a screen that left: vt compiled again from
+		// the cache (unloaded, no session used it) and the state imported;
+		// then another with vt loaded.
+		for i, id := range []string{first, second} {
+			start := time.Now()
+			h.must("view_screen", map[string]any{"session_id": id})
+			ms := float64(time.Since(start).Microseconds()) / 1000
+			b.ReportMetric(ms, []string{"ms-first-view-cold", "ms-first-view-warm"}[i])
+		}
 		if dir != "" {
 			for _, p := range []string{"heap", "goroutine"} {
 				saveProfile(b, addr, p, filepath.Join(dir, name+"."+p))

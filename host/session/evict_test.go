@@ -105,6 +105,7 @@ func TestIdleScreenLeavesInstance(t *testing.T) {
 		t.Fatalf("after the idle sweep vt holds %d sessions on %d instances; want none on at most the pool's one", in.Sessions, in.Instances)
 	}
 	for i, v := range sessions {
+		t.Logf("session %d: %d bytes of deflated state kept", i, len(v.s.screen.(*screenSlot).state()))
 		sameViews(t, fmt.Sprintf("session %d read after leaving the instance", i), screenViews(t, "after", v), before[i])
 	}
 	if in := vtInfo(t, pr); in.Sessions != len(sessions) {
@@ -135,4 +136,43 @@ func TestIdleScreenLeavesInstance(t *testing.T) {
 		sameViews(t, fmt.Sprintf("session %d, evicted twice, against one that never left", i), screenViews(t, "evicted", v), screenViews(t, "fresh", fresh))
 		fresh.s.Close()
 	}
+}
+
+// TestEvictedScreenRebuiltFromBuffer: a screen whose state cannot come
+// back — the kept state is unreadable, or no binding could be opened while
+// output went by — is rebuilt from the raw buffer, as after a failed
+// instance, and shows what a fresh emulator fed the buffer shows.
+func TestEvictedScreenRebuiltFromBuffer(t *testing.T) {
+	pr := vtPlugins(t, 0)
+	r := newRegistry(t, Limits{}, Config{Plugins: Plugins{Screen: "vt"}})
+	bad, err := openVT(t, r, pr, 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.feed(t, smallOutput(1))
+	gone, err := openVT(t, r, pr, 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.feed(t, smallOutput(2))
+	r.FreezeIdle(0)
+
+	// The kept state is damaged: the next view rebuilds from the buffer.
+	sl := bad.s.screen.(*screenSlot)
+	sl.mu.Lock()
+	if sl.away == nil {
+		sl.mu.Unlock()
+		t.Fatal("the screen did not leave its instance")
+	}
+	sl.away = []byte("not a deflated state")
+	sl.mu.Unlock()
+	checkScreen(t, "a screen whose kept state was unreadable", bad)
+
+	// No binding can be opened while output arrives: the output is in the
+	// buffer, the screen behind it, and the next use rebuilds it.
+	reattach := gone.s.reattachScreen
+	gone.s.reattachScreen = func() (Binding, error) { return nil, fmt.Errorf("the plugin is away") }
+	gone.feed(t, []byte("\x1b[31mwhile the screen could not be opened\x1b[0m\r\n$ "))
+	gone.s.reattachScreen = reattach
+	checkScreen(t, "a screen that missed output", gone)
 }
