@@ -33,8 +33,9 @@ type screenSlot struct {
 	async  func([]abi.Emission)
 	resets uint64 // Resets of the bindings let go, plus one per rebuild forced
 
-	plugin atomic.Pointer[[2]string] // name and version, for messages while away
-	used   atomic.Int64              // unix nanoseconds of the last use
+	plugin  atomic.Pointer[[2]string] // name and version, for messages while away
+	trusted atomic.Bool               // the last binding's Trusted, while away
+	used    atomic.Int64              // unix nanoseconds of the last use
 }
 
 func newScreenSlot(s *Session, b Binding) *screenSlot {
@@ -47,6 +48,8 @@ func newScreenSlot(s *Session, b Binding) *screenSlot {
 func (sl *screenSlot) setPlugin(b Binding) {
 	n, v := b.Plugin()
 	sl.plugin.Store(&[2]string{n, v})
+	t, ok := b.(trusted)
+	sl.trusted.Store(ok && t.Trusted())
 }
 
 var errScreenClosed = errors.New("the screen was closed")
@@ -106,16 +109,13 @@ func (sl *screenSlot) leave() bool {
 	if err != nil || screenResets(b) != resets {
 		return false // its instance failed under the export: it stays, to be rebuilt on its next use
 	}
-	var z bytes.Buffer
-	zw, _ := flate.NewWriter(&z, flate.BestSpeed)
-	zw.Write(state)
-	zw.Close()
+	z := deflateState(state)
 	sl.mu.Lock()
 	if sl.closed || sl.b != b {
 		sl.mu.Unlock()
 		return false
 	}
-	sl.b, sl.away = nil, bytes.Clone(z.Bytes())
+	sl.b, sl.away = nil, z
 	sl.resets += resets
 	sl.mu.Unlock()
 	b.Close()
@@ -211,6 +211,20 @@ func (sl *screenSlot) Close() {
 	}
 }
 
+// Trusted is the binding's (host/plugin.Binding.Trusted); while away, the
+// last binding's, as a binding not yet migrated reports the version it is
+// on.
+func (sl *screenSlot) Trusted() bool {
+	sl.mu.Lock()
+	b := sl.b
+	sl.mu.Unlock()
+	if b == nil {
+		return sl.trusted.Load()
+	}
+	t, ok := b.(trusted)
+	return ok && t.Trusted()
+}
+
 func (sl *screenSlot) Plugin() (name, version string) {
 	p := sl.plugin.Load()
 	return p[0], p[1]
@@ -258,4 +272,24 @@ func (s *Session) screenUp() {
 		sl.get() // an error shows in the question that follows
 	}
 	s.syncScreen()
+}
+
+// deflaters are flate writers for screen states: a writer's tables are
+// several hundred KiB, and a sweep may send many screens away at once.
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
+
+// deflateState compresses an exported screen state (mostly text: a tenth
+// of its size or less).
+func deflateState(state []byte) []byte {
+	var z bytes.Buffer
+	zw := deflaters.Get().(*flate.Writer)
+	zw.Reset(&z)
+	zw.Write(state)
+	zw.Close()
+	zw.Reset(nil)
+	deflaters.Put(zw)
+	return bytes.Clone(z.Bytes())
 }

@@ -94,6 +94,9 @@ func TestIdleScreenLeavesInstance(t *testing.T) {
 	sessions[2].cols, sessions[2].rows = 100, 30
 	before := make([][]string, len(sessions))
 	for i, v := range sessions {
+		if u := v.s.UntrustedPlugins(); len(u) != 0 {
+			t.Fatalf("session %d: untrusted plugins %v", i, u)
+		}
 		before[i] = screenViews(t, fmt.Sprintf("session %d before", i), v)
 	}
 	if in := vtInfo(t, pr); in.Sessions != len(sessions) {
@@ -101,6 +104,11 @@ func TestIdleScreenLeavesInstance(t *testing.T) {
 	}
 
 	r.FreezeIdle(0)
+	for i, v := range sessions {
+		if u := v.s.UntrustedPlugins(); len(u) != 0 {
+			t.Fatalf("session %d: its screen away, untrusted plugins %v", i, u)
+		}
+	}
 	if in := vtInfo(t, pr); in.Sessions != 0 || in.Instances > 1 {
 		t.Fatalf("after the idle sweep vt holds %d sessions on %d instances; want none on at most the pool's one", in.Sessions, in.Instances)
 	}

@@ -162,11 +162,7 @@ func (s *Session) freezeScreen() {
 	}
 	// A screen's state is mostly text: compressed it costs an ended
 	// session a tenth of its size.
-	var z bytes.Buffer
-	zw, _ := flate.NewWriter(&z, flate.BestSpeed)
-	zw.Write(state)
-	zw.Close()
-	frozen := bytes.Clone(z.Bytes())
+	frozen := deflateState(state)
 	s.mu.Lock()
 	s.frozen = frozen
 	s.mu.Unlock()
