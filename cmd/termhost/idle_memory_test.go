@@ -176,3 +176,56 @@ func pluginSessions(h *hostProc) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// TestIdleScreenSameAfterEviction: a bash session left idle lets its
+// screen leave the vt plugin (plugins_list shows no vt session), and
+// view_screen shows the same afterwards — plain, with SGR, and the
+// scrollback — for a program drawing on the alternate screen with CUP and
+// for the shell after it; more output lands on the restored screen.
+func TestIdleScreenSameAfterEviction(t *testing.T) {
+	testutil.NeedProgram(t, "bash")
+	h := startHost(t)
+	id := h.must("launch_app", map[string]any{"command": "bash", "env": map[string]string{"HOME": t.TempDir(), "PS1": `\$ `}})["session_id"].(string)
+	h.must("wait_for", map[string]any{"session_id": id, "prompt": true, "timeoutMs": 20000})
+	h.must("send_keys", map[string]any{"session_id": id, "text": "seq 1 60", "keys": "Enter", "prompt": true, "timeoutMs": 20000})
+	views := func() []string {
+		var out []string
+		for _, f := range []string{"plain", "ansi", "scrollback"} {
+			out = append(out, fmtJSON(h.must("view_screen", map[string]any{"session_id": id, "format": f, "limit": 1000})))
+		}
+		return out
+	}
+	vtSessions := func() string {
+		for _, p := range h.must("plugins_list", map[string]any{})["plugins"].([]any) {
+			if m := p.(map[string]any); m["name"] == "vt" {
+				return fmt.Sprint(m["sessions"])
+			}
+		}
+		return "none"
+	}
+	check := func(what string) {
+		t.Helper()
+		before := views()
+		if !testutil.Poll(15*time.Second, func() bool { return vtSessions() == "0" }) {
+			t.Fatalf("%s: the idle session's screen did not leave the vt plugin (sessions %s)", what, vtSessions())
+		}
+		after := views()
+		for i := range before {
+			if before[i] != after[i] {
+				t.Fatalf("%s: view %d differs after the screen came back:\nbefore %.800s\nafter  %.800s", what, i, before[i], after[i])
+			}
+		}
+	}
+	check("the shell")
+	// A full-screen program: the alternate screen, colours, CUP, a title;
+	// it waits for a key.
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "Enter", "text": `printf '\e]0;tui\a\e[?1049h\e[2J\e[5;10H\e[1;31mbox\e[0m\e[10;30H\e[44mblue\e[0m\e[12;1H'; read x; printf '\e[?1049l'`})
+	h.must("wait_for", map[string]any{"session_id": id, "until": "blue", "onScreen": true, "timeoutMs": 10000})
+	check("a program on the alternate screen")
+	h.must("send_keys", map[string]any{"session_id": id, "keys": "Enter", "prompt": true, "timeoutMs": 10000})
+	h.must("send_keys", map[string]any{"session_id": id, "text": "echo back-on-the-shell", "keys": "Enter", "prompt": true, "timeoutMs": 10000})
+	if v := views(); !strings.Contains(v[0], "back-on-the-shell") || !strings.Contains(v[2], "60") {
+		t.Fatalf("after the program: %.800s", v)
+	}
+	check("the shell after the program")
+}
