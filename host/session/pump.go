@@ -16,12 +16,13 @@ import (
 
 const (
 	readChunk = 32 << 10 // a read while output streams in
-	readSmall = 2 << 10  // a read that waits for output
+	readSmall = 4 << 10  // a read that waits for output
 )
 
 // bigReads are the pumps' 32 KiB read buffers: a pump borrows one while a
 // read fills its small buffer and gives it back at the first short read,
-// so a session that waits for output holds readSmall bytes, not readChunk.
+// so a session that waits for output holds readSmall bytes, not readChunk
+// (4 KiB holds a typical answer or screenful whole: one walk).
 var bigReads = sync.Pool{New: func() any { return new([readChunk]byte) }}
 
 // pump reads the link until it fails and walks every chunk through the
