@@ -257,7 +257,11 @@ func (s *Session) trimIdle(quiet time.Duration) bool {
 	s.w.arena, s.w.scratch, s.w.stack, s.w.pend, s.w.events = nil, nil, nil, nil, nil
 	s.recScratch = nil
 	sl, ok := s.screen.(*screenSlot)
-	if !ok || s.reattachScreen == nil || sl.isAway() || now.Sub(time.Unix(0, sl.used.Load())) < quiet {
+	// Checked again holding the chain: a view or a wait may have come
+	// between the first look and the lock.
+	now = time.Now()
+	if !ok || s.reattachScreen == nil || sl.isAway() || s.waiting.Load() > 0 ||
+		now.Sub(s.LastActive()) < quiet || now.Sub(time.Unix(0, sl.used.Load())) < quiet {
 		return false
 	}
 	s.syncScreen()
