@@ -54,6 +54,31 @@ func BenchmarkIdleSessionSettled(b *testing.B) {
 			return id
 		})
 	})
+	// Ended sessions the registry keeps (readable until reaped): each
+	// printed a listing and exited.
+	b.Run("telnet-ended", func(b *testing.B) {
+		if _, err := os.Stat("/bin/busybox"); err != nil {
+			b.Skip("busybox not installed")
+		}
+		port := freePort(b)
+		cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		time.Sleep(200 * time.Millisecond)
+		idleMemory(b, n, func(h *hostProc) string {
+			id := h.connect(port)
+			h.must("telnet_read", map[string]any{"sessionId": id, "until": `[$#] $`, "timeoutMs": 10000})
+			h.must("telnet_send", map[string]any{"sessionId": id, "command": "ls -l /bin | head -40; exit"})
+			if !testutil.Poll(10*time.Second, func() bool {
+				return h.call(5*time.Second, "telnet_send", map[string]any{"sessionId": id, "command": ""}).isErr
+			}) {
+				b.Fatalf("session %s did not end", id)
+			}
+			return id
+		})
+	})
 	b.Run("bash", func(b *testing.B) {
 		if _, err := exec.LookPath("bash"); err != nil {
 			b.Skip("bash missing")
