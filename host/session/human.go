@@ -155,7 +155,7 @@ func (s *Session) ViewScreen(ctx context.Context, ask func(q func(req []byte) ([
 		if frozen != nil {
 			return s.askFrozen(frozen, req)
 		}
-		s.syncScreen()
+		s.screenUp()
 		return s.ask(s.screen, req)
 	}
 	return at, ask(q)

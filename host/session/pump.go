@@ -7,21 +7,41 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/termhost/termhost/host/link"
 )
 
-const readChunk = 32 << 10
+const (
+	readChunk = 32 << 10 // a read while output streams in
+	readSmall = 4 << 10  // a read that waits for output
+)
+
+// bigReads are the pumps' 32 KiB read buffers: a pump borrows one while a
+// read fills its small buffer and gives it back at the first short read,
+// so a session that waits for output holds readSmall bytes, not readChunk
+// (4 KiB holds a typical answer or screenful whole: one walk).
+var bigReads = sync.Pool{New: func() any { return new([readChunk]byte) }}
 
 // pump reads the link until it fails and walks every chunk through the
 // chain. It owns the read side; it ends when the peer goes away or the
 // link is closed.
 func (s *Session) pump() {
 	defer close(s.pumpDone)
-	buf := make([]byte, readChunk)
+	small := make([]byte, readSmall)
+	var big *[readChunk]byte
+	defer func() {
+		if big != nil {
+			bigReads.Put(big)
+		}
+	}()
 	for {
+		buf := small
+		if big != nil {
+			buf = big[:]
+		}
 		n, err := s.link.Read(buf)
 		if n > 0 {
 			s.chainSem <- struct{}{}
@@ -30,6 +50,13 @@ func (s *Session) pump() {
 			if reply != nil {
 				s.wr.writeFromPump(reply)
 			}
+		}
+		switch {
+		case big == nil && n == len(small):
+			big = bigReads.Get().(*[readChunk]byte) // more is likely waiting
+		case big != nil && n < readSmall:
+			bigReads.Put(big) // drained: the next read may wait long
+			big = nil
 		}
 		if err != nil {
 			s.end(err)

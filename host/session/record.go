@@ -94,7 +94,7 @@ func (s *Session) recordScreen() {
 	if r == nil || s.screen == nil {
 		return
 	}
-	s.syncScreen()
+	s.screenUp()
 	reply, err := s.ask(s.screen, []byte(`{"op":"screen","format":"ansi"}`))
 	if err != nil {
 		return

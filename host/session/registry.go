@@ -326,12 +326,15 @@ func (r *Registry) ended(*Session) {
 }
 
 // FreezeIdle compresses the raw buffer of every session, live or ended,
-// that has been idle for longer than quiet (see Session.freezeBuffer), and
-// returns about how many bytes of storage that released: they go back to
-// the operating system with the next debug.FreeOSMemory.
+// that has been idle for longer than quiet (see Session.freezeBuffer),
+// lets the screen of every such live session leave its shared instance
+// (Session.trimIdle: it comes back on its next use), and returns about
+// how many bytes of buffer storage that released: they go back to the
+// operating system with the next debug.FreeOSMemory.
 func (r *Registry) FreezeIdle(quiet time.Duration) (released int) {
 	for _, s := range r.List("") {
 		released += s.freezeBuffer(quiet)
+		s.trimIdle(quiet)
 	}
 	return released
 }

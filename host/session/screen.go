@@ -72,7 +72,7 @@ func (s *Session) Screen(ctx context.Context, req []byte) ([]byte, error) {
 	// failed under another session): rebuilt first, and once more if this
 	// very question is what moved it to a new instance, so an answer never
 	// comes from an empty screen.
-	s.syncScreen()
+	s.screenUp()
 	for try := 0; ; try++ {
 		reply, err := s.ask(s.screen, req)
 		if !s.syncScreen() || try == 1 {
@@ -132,6 +132,16 @@ type stateful interface {
 // A screen that cannot export stays attached until the session is
 // discarded. Called from release, holding the chain.
 func (s *Session) freezeScreen() {
+	if sl, ok := s.screen.(*screenSlot); ok {
+		if away := sl.state(); away != nil {
+			// It left its instance while idle: that state is the frozen one.
+			s.mu.Lock()
+			s.frozen = away
+			s.mu.Unlock()
+			s.screen.Close()
+			return
+		}
+	}
 	st, ok := s.screen.(stateful)
 	if !ok || s.reattachScreen == nil {
 		return
@@ -152,11 +162,7 @@ func (s *Session) freezeScreen() {
 	}
 	// A screen's state is mostly text: compressed it costs an ended
 	// session a tenth of its size.
-	var z bytes.Buffer
-	zw, _ := flate.NewWriter(&z, flate.BestSpeed)
-	zw.Write(state)
-	zw.Close()
-	frozen := bytes.Clone(z.Bytes())
+	frozen := deflateState(state)
 	s.mu.Lock()
 	s.frozen = frozen
 	s.mu.Unlock()

@@ -302,7 +302,6 @@ func newSession(cfg Config, spec Spec, st stageSet, l link.Link, chain []Binding
 		link:       l,
 		buf:        ringbuf.New(cfg.BufferSize),
 		chain:      chain,
-		screen:     screen,
 		chainSem:   make(chan struct{}, 1),
 		readSem:    make(chan struct{}, 1),
 		state:      StateInitializing,
@@ -313,7 +312,10 @@ func newSession(cfg Config, spec Spec, st stageSet, l link.Link, chain []Binding
 		released:   make(chan struct{}),
 	}
 	s.w.s = s
-	s.screenBuilt = screenResets(screen)
+	if screen != nil {
+		s.screen = newScreenSlot(s, screen)
+	}
+	s.screenBuilt = screenResets(s.screen)
 	s.wr = newWriter(l, cfg.WriteQueue, cfg.WriteTimeout)
 	return s
 }
