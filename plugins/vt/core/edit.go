@@ -126,6 +126,10 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 	if t.insert || t.ss != 0 || t.charsets[t.gl&3] != 'B' {
 		return i
 	}
+	// The row is fetched once and again only after something that may
+	// move the cursor to another row (a wrap, print): a call per
+	// character is dear under WebAssembly.
+	var l *line
 	for i < len(b) {
 		c := b[i]
 		var r rune
@@ -135,19 +139,18 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			// A lone printable ASCII character between others (the
 			// space between two words) is taken here, on a row that is
 			// no longer plain; a longer run goes back to printASCII.
-			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f || t.cur.line(t.y).fast {
+			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f {
+				return i
+			}
+			if l == nil {
+				l = t.cur.line(t.y)
+			}
+			if l.fast {
 				return i
 			}
 			r = rune(c)
-		case c < 0xC2:
-			return i
-		case c < 0xE0:
-			if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
-				return i
-			}
-			r = rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
-			n = 2
-		case c < 0xF0:
+		case c >= 0xE0 && c < 0xF0:
+			// Three bytes (CJK, kana, box drawing): the usual case first.
 			if i+2 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 {
 				return i
 			}
@@ -156,6 +159,14 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 				return i
 			}
 			n = 3
+		case c < 0xC2:
+			return i
+		case c < 0xE0:
+			if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
+			n = 2
 		case c <= 0xF4:
 			if i+3 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 || b[i+3]&0xC0 != 0x80 {
 				return i
@@ -182,17 +193,24 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 		}
 		if w == 0 || w == 2 && (t.cols < 2 || !t.wrapNext && t.x == t.cols-1) {
 			t.print(r)
+			l = nil
 			i += n
 			continue
 		}
 		t.lastChar = r
 		if t.wrapNext {
 			t.wrapLine()
+			l = nil
 		}
-		l := t.cur.line(t.y)
+		if l == nil {
+			l = t.cur.line(t.y)
+		}
 		l.fast = false
 		cells := l.cells
 		x := t.x
+		if x+w > len(cells) {
+			return i // not reached: w == 2 at the last column went to print
+		}
 		l.touch(x + w)
 		// fixWide, inline.
 		if x > 0 && cells[x].flags()&cellSpacer != 0 {
@@ -202,8 +220,9 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			cells[e] = mkCell(0, cells[e].style(), 0)
 		}
 		if w == 2 {
-			cells[x] = mkCell(uint32(r), t.penIdx, cellWide)
-			cells[x+1] = mkCell(0, t.penIdx, cellSpacer)
+			d := cells[x : x+2 : x+2]
+			d[0] = mkCell(uint32(r), t.penIdx, cellWide)
+			d[1] = mkCell(0, t.penIdx, cellSpacer)
 		} else {
 			cells[x] = mkCell(uint32(r), t.penIdx, 0)
 		}
