@@ -384,7 +384,7 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	dst = slices.Grow(dst, 4*len(cells)+4)
 	buf := dst[:cap(dst)]
 	n := len(dst)
-	var or cell // OR of all cells: nonzero style bits mean a styled line
+	var or cell            // OR of all cells: nonzero style bits mean a styled line
 	cur := uint64(1) << 63 // style<<32 of the current run: none at first
 	for i := 0; i < len(cells); i++ {
 		c := cells[i]
