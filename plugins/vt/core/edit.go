@@ -143,7 +143,10 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 				return i
 			}
 			if l == nil {
-				l = t.cur.line(t.y)
+				l = t.cur.lineRaw(t.y) // line, inline
+				if l.lazy {
+					l.materialize()
+				}
 			}
 			if l.fast {
 				return i
@@ -203,7 +206,10 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			l = nil
 		}
 		if l == nil {
-			l = t.cur.line(t.y)
+			l = t.cur.lineRaw(t.y)
+			if l.lazy {
+				l.materialize()
+			}
 		}
 		l.fast = false
 		cells := l.cells
@@ -651,7 +657,10 @@ func (t *Terminal) cursorDown(n int) {
 // eraseCells blanks columns [from, to) of row y; with selective set, cells
 // written under DECSCA protection are kept.
 func (t *Terminal) eraseCells(y, from, to int, selective bool) {
-	l := t.cur.line(y)
+	l := t.cur.lineRaw(y) // line, inline
+	if l.lazy {
+		l.materialize()
+	}
 	cells := l.cells
 	from = clamp(from, 0, t.cols)
 	to = clamp(to, 0, t.cols)

@@ -235,11 +235,18 @@ func (t *Terminal) intern(s style) uint16 {
 	return t.internSlow(s, h32)
 }
 
+// internSlow is intern past the hint: styleLookup, inline, whose probe
+// ends at the empty slot a new style then takes.
 func (t *Terminal) internSlow(s style, h32 uint32) uint16 {
 	h := uint8(h32 >> 24)
-	if i, ok := t.styleLookup(s, h32); ok {
-		t.styleHint[h] = i
-		return i
+	slots := t.styleSlots
+	mask := uint32(len(slots) - 1)
+	j := h32 & mask
+	for ; slots[j] != 0; j = (j + 1) & mask {
+		if v := slots[j]; sameStyle(&t.styles[v-1], &s) {
+			t.styleHint[h] = v - 1
+			return v - 1
+		}
 	}
 	t.newEntries++
 	if len(t.styles) >= t.tableCap() {
@@ -250,10 +257,19 @@ func (t *Terminal) internSlow(s style, h32 uint32) uint16 {
 		if len(t.styles) >= t.tableCap() {
 			return 0 // every style is in use on screen; fall back to the default
 		}
+		i := uint16(len(t.styles))
+		t.styles = append(t.styles, s)
+		t.styleInsert(i, h32)
+		t.styleHint[h] = i
+		return i
 	}
 	i := uint16(len(t.styles))
 	t.styles = append(t.styles, s)
-	t.styleInsert(i, h32)
+	if 2*(len(t.styles)+1) > len(slots) {
+		t.rebuildStyleSlots() // indexes i too
+	} else {
+		slots[j] = i + 1
+	}
 	t.styleHint[h] = i
 	return i
 }
