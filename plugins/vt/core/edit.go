@@ -745,7 +745,7 @@ func (t *Terminal) eraseLine(mode int, selective bool) {
 	switch mode {
 	case 0:
 		t.eraseCells(t.y, t.x, t.cols, selective)
-		t.cur.line(t.y).wrapped = false
+		t.cur.lineRaw(t.y).wrapped = false // materialized by eraseCells
 	case 1:
 		t.eraseCells(t.y, 0, t.x+1, selective)
 	case 2:

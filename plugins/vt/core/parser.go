@@ -296,6 +296,10 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 			t.lastChar = 0
 			t.moveTo(p.arg(1, 1)-1, p.arg(0, 1)-1+t.homeRow()) // cup, inline
 			return j + 1
+		case 'K':
+			t.lastChar = 0
+			t.eraseLine(p.raw(0), false)
+			return j + 1
 		}
 	}
 	t.csiDispatch(b[j])
