@@ -157,6 +157,15 @@ func (t *Terminal) Write(b []byte) {
 					i = t.printASCII(b, i)
 					continue
 				}
+				if c == 0x1B {
+					if n := t.csiFast(b, i); n > 0 {
+						i = n
+						continue
+					}
+					t.ground(c)
+					i++
+					continue
+				}
 				switch c {
 				case '\r':
 					t.x, t.wrapNext, t.lastChar = 0, false, 0
@@ -184,12 +193,6 @@ func (t *Terminal) Write(b []byte) {
 						continue
 					}
 				} else if c < 0x80 {
-					if c == 0x1B {
-						if n := t.csiFast(b, i); n > 0 {
-							i = n
-							continue
-						}
-					}
 					t.ground(c)
 					i++
 					continue

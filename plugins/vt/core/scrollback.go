@@ -380,7 +380,9 @@ func (t *Terminal) contentEnd(cells []cell) int {
 func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	cells = cells[:t.contentEnd(cells)]
 	base := len(dst)
-	runs := t.sb.runs[:0]
+	// Room for a run per cell, so that a run is stored without a
+	// capacity check (a call) each.
+	runs := slices.Grow(t.sb.runs[:0], runSize*len(cells))
 	dst = slices.Grow(dst, 4*len(cells)+4)
 	buf := dst[:cap(dst)]
 	n := len(dst)
@@ -405,7 +407,17 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 		}
 		if st := uint64(c) & (0xffff << 32); st != cur {
 			cur = st
-			runs = appendRun(runs, uint16(n-base), &t.styles[c.style()])
+			// appendRun, inline.
+			s := &t.styles[c.style()]
+			m := len(runs)
+			runs = runs[:m+runSize]
+			b := runs[m : m+runSize : m+runSize]
+			binary.LittleEndian.PutUint16(b, uint16(n-base))
+			binary.LittleEndian.PutUint32(b[2:], uint32(s.fg))
+			binary.LittleEndian.PutUint32(b[6:], uint32(s.bg))
+			binary.LittleEndian.PutUint32(b[10:], uint32(s.ul))
+			binary.LittleEndian.PutUint16(b[14:], uint16(s.attrs))
+			b[16] = s.ulStyle
 		}
 		if fl&cellGrapheme != 0 {
 			dst = t.cellText(buf[:n], c)
@@ -443,22 +455,6 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 }
 
 const styleSize = 15
-
-// appendRun appends a style run: its text offset and style, stored with
-// one capacity check.
-func appendRun(dst []byte, off uint16, s *style) []byte {
-	dst = slices.Grow(dst, runSize)
-	m := len(dst)
-	dst = dst[:m+runSize]
-	b := dst[m : m+runSize : m+runSize]
-	binary.LittleEndian.PutUint16(b, off)
-	binary.LittleEndian.PutUint32(b[2:], uint32(s.fg))
-	binary.LittleEndian.PutUint32(b[6:], uint32(s.bg))
-	binary.LittleEndian.PutUint32(b[10:], uint32(s.ul))
-	binary.LittleEndian.PutUint16(b[14:], uint16(s.attrs))
-	b[16] = s.ulStyle
-	return dst
-}
 
 func appendStyle(dst []byte, s style) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(s.fg))
