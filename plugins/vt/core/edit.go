@@ -433,7 +433,7 @@ func (t *Terminal) print(r rune) {
 			l := t.cur.line(t.y)
 			l.fast = false
 			t.fixWide(l.cells, t.x, t.x+1)
-			l.cells[t.x] = t.blank
+			l.cells[t.x] = t.eraseBlank()
 			l.touch(t.x + 1)
 			t.wrapLine()
 		} else {
@@ -669,23 +669,23 @@ func (t *Terminal) eraseCells(y, from, to int, selective bool) {
 	}
 	t.fixWide(cells, from, to)
 	if !selective {
-		if l.fast && t.blank == cell(0) {
+		if l.fast && t.eraseBlank() == cell(0) {
 			for k := from; k < to && k < l.used; k++ {
 				l.text[k] = ' '
 			}
 		} else {
 			l.fast = false
 		}
-		if t.blank != cell(0) {
-			fill(cells[from:to], t.blank)
+		if t.eraseBlank() != cell(0) {
+			fill(cells[from:to], t.eraseBlank())
 			l.touch(to)
 		} else if to >= l.used {
 			if from < l.used {
-				fill(cells[from:l.used], t.blank)
+				fill(cells[from:l.used], t.eraseBlank())
 				l.used = from
 			}
 		} else {
-			fill(cells[from:to], t.blank)
+			fill(cells[from:to], t.eraseBlank())
 		}
 		return
 	}
@@ -770,10 +770,10 @@ func (t *Terminal) insertBlanks(n int) {
 	l := t.cur.line(t.y)
 	l.used = min(t.cols, max(l.used, t.x)+n)
 	copy(cells[t.x+n:], cells[t.x:])
-	fill(cells[t.x:t.x+n], t.blank)
+	fill(cells[t.x:t.x+n], t.eraseBlank())
 	// A wide character pushed half off the edge is blanked.
 	if cells[t.cols-1].flags()&cellWide != 0 {
-		cells[t.cols-1] = t.blank
+		cells[t.cols-1] = t.eraseBlank()
 	}
 	t.cur.line(t.y).wrapped = false
 	t.wrapNext = false
@@ -790,8 +790,8 @@ func (t *Terminal) deleteChars(n int) {
 	}
 	t.fixWide(cells, t.x, t.x+n)
 	copy(cells[t.x:], cells[t.x+n:])
-	fill(cells[t.cols-n:], t.blank)
-	if t.blank != cell(0) {
+	fill(cells[t.cols-n:], t.eraseBlank())
+	if t.eraseBlank() != cell(0) {
 		t.cur.line(t.y).used = t.cols
 	}
 	t.cur.line(t.y).wrapped = false
@@ -811,14 +811,14 @@ func (t *Terminal) shiftRow(y, at, n int, right bool) {
 	if right {
 		t.fixWide(cells, at, at)
 		copy(cells[at+n:], cells[at:])
-		fill(cells[at:at+n], t.blank)
+		fill(cells[at:at+n], t.eraseBlank())
 		if cells[t.cols-1].flags()&cellWide != 0 {
-			cells[t.cols-1] = t.blank
+			cells[t.cols-1] = t.eraseBlank()
 		}
 	} else {
 		t.fixWide(cells, at, at+n)
 		copy(cells[at:], cells[at+n:])
-		fill(cells[t.cols-n:], t.blank)
+		fill(cells[t.cols-n:], t.eraseBlank())
 	}
 	t.cur.line(y).wrapped = false
 }

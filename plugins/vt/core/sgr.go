@@ -127,9 +127,12 @@ func (t *Terminal) sgr() {
 		t.penIdx = t.internSlow(k, h32)
 	}
 	if s.bg == 0 {
-		t.blank = 0
+		t.blank, t.blankStale = 0, false
 	} else if bgChanged || t.blank == 0 || int(t.blank.style()) >= len(t.styles) || !sameStyle(&t.styles[t.blank.style()], &style{bg: s.bg}) {
-		t.blank = mkCell(0, t.intern(style{bg: s.bg}), 0)
+		// The erase cell is interned when something erases (eraseBlank),
+		// not at every SGR that changes the background: coloured text
+		// changes it far more often than it erases.
+		t.blankStale = true
 	}
 }
 

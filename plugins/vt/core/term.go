@@ -56,7 +56,10 @@ type Terminal struct {
 	wrapNext bool // pending wrap: the last column was written with autowrap on
 	pen      style
 	penIdx   uint16
-	blank    cell // erase cell: blank with the pen's background
+	blank    cell // erase cell: blank with the pen's background (read it with eraseBlank)
+	// blankStale says blank is still to be interned for the pen's
+	// background (set by sgr; eraseBlank does it).
+	blankStale bool
 
 	top, bot int // scroll region, inclusive rows
 	tabs     []bool
@@ -214,12 +217,27 @@ func (t *Terminal) setPen(s style) {
 	bgChanged := s.bg != t.pen.bg
 	t.pen = s
 	t.penIdx = t.intern(s)
+	t.blankStale = false
 	switch {
 	case s.bg == 0:
 		t.blank = 0
 	case bgChanged || t.blank == 0 || int(t.blank.style()) >= len(t.styles) || !sameStyle(&t.styles[t.blank.style()], &style{bg: s.bg}):
 		t.blank = mkCell(0, t.intern(style{bg: s.bg}), 0)
 	}
+}
+
+// eraseBlank returns the erase cell, interning it first if an SGR left it
+// stale.
+func (t *Terminal) eraseBlank() cell {
+	if t.blankStale {
+		t.fixBlank()
+	}
+	return t.blank
+}
+
+func (t *Terminal) fixBlank() {
+	t.blankStale = false
+	t.blank = mkCell(0, t.intern(style{bg: t.pen.bg}), 0)
 }
 
 // intern returns the index of s in the style table, adding it if needed.
