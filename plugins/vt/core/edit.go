@@ -126,6 +126,10 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 	if t.insert || t.ss != 0 || t.charsets[t.gl&3] != 'B' {
 		return i
 	}
+	// The row is fetched once and again only after something that may
+	// move the cursor to another row (a wrap, print): a call per
+	// character is dear under WebAssembly.
+	var l *line
 	for i < len(b) {
 		c := b[i]
 		var r rune
@@ -135,19 +139,21 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			// A lone printable ASCII character between others (the
 			// space between two words) is taken here, on a row that is
 			// no longer plain; a longer run goes back to printASCII.
-			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f || t.cur.line(t.y).fast {
+			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f {
+				return i
+			}
+			if l == nil {
+				l = t.cur.lineRaw(t.y) // line, inline
+				if l.lazy {
+					l.materialize()
+				}
+			}
+			if l.fast {
 				return i
 			}
 			r = rune(c)
-		case c < 0xC2:
-			return i
-		case c < 0xE0:
-			if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
-				return i
-			}
-			r = rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
-			n = 2
-		case c < 0xF0:
+		case c >= 0xE0 && c < 0xF0:
+			// Three bytes (CJK, kana, box drawing): the usual case first.
 			if i+2 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 {
 				return i
 			}
@@ -156,6 +162,14 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 				return i
 			}
 			n = 3
+		case c < 0xC2:
+			return i
+		case c < 0xE0:
+			if i+1 >= len(b) || b[i+1]&0xC0 != 0x80 {
+				return i
+			}
+			r = rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
+			n = 2
 		case c <= 0xF4:
 			if i+3 >= len(b) || b[i+1]&0xC0 != 0x80 || b[i+2]&0xC0 != 0x80 || b[i+3]&0xC0 != 0x80 {
 				return i
@@ -182,17 +196,27 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 		}
 		if w == 0 || w == 2 && (t.cols < 2 || !t.wrapNext && t.x == t.cols-1) {
 			t.print(r)
+			l = nil
 			i += n
 			continue
 		}
 		t.lastChar = r
 		if t.wrapNext {
 			t.wrapLine()
+			l = nil
 		}
-		l := t.cur.line(t.y)
+		if l == nil {
+			l = t.cur.lineRaw(t.y)
+			if l.lazy {
+				l.materialize()
+			}
+		}
 		l.fast = false
 		cells := l.cells
 		x := t.x
+		if x+w > len(cells) {
+			return i // not reached: w == 2 at the last column went to print
+		}
 		l.touch(x + w)
 		// fixWide, inline.
 		if x > 0 && cells[x].flags()&cellSpacer != 0 {
@@ -202,8 +226,9 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			cells[e] = mkCell(0, cells[e].style(), 0)
 		}
 		if w == 2 {
-			cells[x] = mkCell(uint32(r), t.penIdx, cellWide)
-			cells[x+1] = mkCell(0, t.penIdx, cellSpacer)
+			d := cells[x : x+2 : x+2]
+			d[0] = mkCell(uint32(r), t.penIdx, cellWide)
+			d[1] = mkCell(0, t.penIdx, cellSpacer)
 		} else {
 			cells[x] = mkCell(uint32(r), t.penIdx, 0)
 		}
@@ -408,7 +433,7 @@ func (t *Terminal) print(r rune) {
 			l := t.cur.line(t.y)
 			l.fast = false
 			t.fixWide(l.cells, t.x, t.x+1)
-			l.cells[t.x] = t.blank
+			l.cells[t.x] = t.eraseBlank()
 			l.touch(t.x + 1)
 			t.wrapLine()
 		} else {
@@ -632,7 +657,10 @@ func (t *Terminal) cursorDown(n int) {
 // eraseCells blanks columns [from, to) of row y; with selective set, cells
 // written under DECSCA protection are kept.
 func (t *Terminal) eraseCells(y, from, to int, selective bool) {
-	l := t.cur.line(y)
+	l := t.cur.lineRaw(y) // line, inline
+	if l.lazy {
+		l.materialize()
+	}
 	cells := l.cells
 	from = clamp(from, 0, t.cols)
 	to = clamp(to, 0, t.cols)
@@ -641,23 +669,23 @@ func (t *Terminal) eraseCells(y, from, to int, selective bool) {
 	}
 	t.fixWide(cells, from, to)
 	if !selective {
-		if l.fast && t.blank == cell(0) {
+		if l.fast && t.eraseBlank() == cell(0) {
 			for k := from; k < to && k < l.used; k++ {
 				l.text[k] = ' '
 			}
 		} else {
 			l.fast = false
 		}
-		if t.blank != cell(0) {
-			fill(cells[from:to], t.blank)
+		if t.eraseBlank() != cell(0) {
+			fill(cells[from:to], t.eraseBlank())
 			l.touch(to)
 		} else if to >= l.used {
 			if from < l.used {
-				fill(cells[from:l.used], t.blank)
+				fill(cells[from:l.used], t.eraseBlank())
 				l.used = from
 			}
 		} else {
-			fill(cells[from:to], t.blank)
+			fill(cells[from:to], t.eraseBlank())
 		}
 		return
 	}
@@ -717,7 +745,7 @@ func (t *Terminal) eraseLine(mode int, selective bool) {
 	switch mode {
 	case 0:
 		t.eraseCells(t.y, t.x, t.cols, selective)
-		t.cur.line(t.y).wrapped = false
+		t.cur.lineRaw(t.y).wrapped = false // materialized by eraseCells
 	case 1:
 		t.eraseCells(t.y, 0, t.x+1, selective)
 	case 2:
@@ -742,10 +770,10 @@ func (t *Terminal) insertBlanks(n int) {
 	l := t.cur.line(t.y)
 	l.used = min(t.cols, max(l.used, t.x)+n)
 	copy(cells[t.x+n:], cells[t.x:])
-	fill(cells[t.x:t.x+n], t.blank)
+	fill(cells[t.x:t.x+n], t.eraseBlank())
 	// A wide character pushed half off the edge is blanked.
 	if cells[t.cols-1].flags()&cellWide != 0 {
-		cells[t.cols-1] = t.blank
+		cells[t.cols-1] = t.eraseBlank()
 	}
 	t.cur.line(t.y).wrapped = false
 	t.wrapNext = false
@@ -762,8 +790,8 @@ func (t *Terminal) deleteChars(n int) {
 	}
 	t.fixWide(cells, t.x, t.x+n)
 	copy(cells[t.x:], cells[t.x+n:])
-	fill(cells[t.cols-n:], t.blank)
-	if t.blank != cell(0) {
+	fill(cells[t.cols-n:], t.eraseBlank())
+	if t.eraseBlank() != cell(0) {
 		t.cur.line(t.y).used = t.cols
 	}
 	t.cur.line(t.y).wrapped = false
@@ -783,14 +811,14 @@ func (t *Terminal) shiftRow(y, at, n int, right bool) {
 	if right {
 		t.fixWide(cells, at, at)
 		copy(cells[at+n:], cells[at:])
-		fill(cells[at:at+n], t.blank)
+		fill(cells[at:at+n], t.eraseBlank())
 		if cells[t.cols-1].flags()&cellWide != 0 {
-			cells[t.cols-1] = t.blank
+			cells[t.cols-1] = t.eraseBlank()
 		}
 	} else {
 		t.fixWide(cells, at, at+n)
 		copy(cells[at:], cells[at+n:])
-		fill(cells[t.cols-n:], t.blank)
+		fill(cells[t.cols-n:], t.eraseBlank())
 	}
 	t.cur.line(y).wrapped = false
 }

@@ -135,7 +135,7 @@ func (t *Terminal) switchScreen(alt, clear bool) {
 	if clear {
 		for y := 0; y < t.rows; y++ {
 			l := t.cur.line(y)
-			l.clear(t.blank)
+			l.clear(t.eraseBlank())
 			l.wrapped = false
 		}
 	}

@@ -157,6 +157,15 @@ func (t *Terminal) Write(b []byte) {
 					i = t.printASCII(b, i)
 					continue
 				}
+				if c == 0x1B {
+					if n := t.csiFast(b, i); n > 0 {
+						i = n
+						continue
+					}
+					t.ground(c)
+					i++
+					continue
+				}
 				switch c {
 				case '\r':
 					t.x, t.wrapNext, t.lastChar = 0, false, 0
@@ -184,12 +193,6 @@ func (t *Terminal) Write(b []byte) {
 						continue
 					}
 				} else if c < 0x80 {
-					if c == 0x1B {
-						if n := t.csiFast(b, i); n > 0 {
-							i = n
-							continue
-						}
-					}
 					t.ground(c)
 					i++
 					continue
@@ -226,14 +229,40 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 	n := 0        // parameters stored
 	seen := false // a digit or ';' was seen: at least one parameter
 	v := uint32(0)
-	for ; j < len(b); j++ {
-		c := b[j]
-		if d := uint32(c) - '0'; d < 10 {
-			v = min(v*10+d, maxParamVal)
+	// One iteration per parameter, not per byte: up to three digits are
+	// read without going round the loop (a loop's back edge is an
+	// indirect jump through the function's dispatch table in Go's
+	// WebAssembly, a forward branch is not).
+	for j < len(b) {
+		if d := uint32(b[j]) - '0'; d < 10 {
+			v = d
+			j++
 			seen = true
-			continue
+			if j < len(b) {
+				if d := uint32(b[j]) - '0'; d < 10 {
+					v = v*10 + d
+					j++
+					if j < len(b) {
+						if d := uint32(b[j]) - '0'; d < 10 {
+							v = v*10 + d
+							j++
+							for j < len(b) {
+								d := uint32(b[j]) - '0'
+								if d >= 10 {
+									break
+								}
+								v = min(v*10+d, maxParamVal)
+								j++
+							}
+						}
+					}
+				}
+			}
+			if j >= len(b) {
+				break
+			}
 		}
-		if c != ';' {
+		if b[j] != ';' {
 			break
 		}
 		if n >= maxParams-1 {
@@ -244,6 +273,7 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 		n++
 		v = 0
 		seen = true
+		j++
 	}
 	if j >= len(b) || b[j] < 0x40 || b[j] > 0x7E {
 		return 0
@@ -267,7 +297,11 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 			return j + 1
 		case 'H':
 			t.lastChar = 0
-			t.cup(p.arg(1, 1)-1, p.arg(0, 1)-1)
+			t.moveTo(p.arg(1, 1)-1, p.arg(0, 1)-1+t.homeRow()) // cup, inline
+			return j + 1
+		case 'K':
+			t.lastChar = 0
+			t.eraseLine(p.raw(0), false)
 			return j + 1
 		}
 	}

@@ -39,7 +39,7 @@ func (t *Terminal) scrollUp(n int) {
 	s.rotateUp(t.top, t.bot, n)
 	for i := t.bot - n + 1; i <= t.bot; i++ {
 		l := s.line(i)
-		l.clear(t.blank)
+		l.clear(t.eraseBlank())
 		l.wrapped = false
 	}
 	if t.top > 0 {
@@ -67,7 +67,7 @@ func (t *Terminal) scrollUp1() {
 		s.head = 0
 	}
 	// l is now the bottom row.
-	if t.blank == 0 && l.fast && !t.eagerRows {
+	if t.eraseBlank() == 0 && l.fast && !t.eagerRows {
 		// Plain: it becomes a lazy row, its old cells left for whatever
 		// materializes it to clear.
 		if l.lazy {
@@ -76,7 +76,7 @@ func (t *Terminal) scrollUp1() {
 			l.dirty = l.used
 		}
 		l.used, l.lazy = 0, true
-	} else if t.blank == 0 {
+	} else if t.eraseBlank() == 0 {
 		// line.clear, without its two calls.
 		cs := l.cells[:min((l.used+7)&^7, len(l.cells))]
 		for len(cs) >= 8 {
@@ -87,7 +87,7 @@ func (t *Terminal) scrollUp1() {
 		clear(cs)
 		l.used, l.fast = 0, true
 	} else {
-		l.clear(t.blank)
+		l.clear(t.eraseBlank())
 	}
 	l.wrapped = false
 }
@@ -105,7 +105,7 @@ func (t *Terminal) scrollDown(n int) {
 	s.rotateDown(t.top, t.bot, n)
 	for i := t.top; i < t.top+n; i++ {
 		l := s.line(i)
-		l.clear(t.blank)
+		l.clear(t.eraseBlank())
 		l.wrapped = false
 	}
 	s.line(t.bot).wrapped = false

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
@@ -302,6 +303,17 @@ func (s *scrollback) add(h uint64, p []byte) {
 		// its block can be reused.
 		s.dropOldest(s.n - s.max + 1)
 	}
+	// Evict for the byte bound before writing, not after (commit): a
+	// block freed now is the spare the write takes, where evicting after
+	// the write would allocate a new block whenever the head and the tail
+	// cross a block boundary in the same line, about every other block.
+	if need := s.head + uint64((bits.Len64(h|1)+6)/7+len(p)); s.n > 0 && need-s.tail > sbMaxBytes {
+		k := 1
+		for k < s.n && need-s.pos(s.end(k-1)) > sbMaxBytes {
+			k++
+		}
+		s.dropOldest(k)
+	}
 	off := int(s.head % sbBlock)
 	k := int(s.head/sbBlock - s.base)
 	if h < 0x80 && k < len(s.blocks) && off+1+len(p) <= sbBlock {
@@ -360,19 +372,26 @@ func (t *Terminal) contentEnd(cells []cell) int {
 // encodeLine appends the compact form of cells to dst: the text, then,
 // if any cell is styled, the style runs. One pass over the cells, the text
 // stored by index and the runs gathered aside (calls and branches are
-// dear under WebAssembly, and a coloured line scrolling off is common).
+// dear under WebAssembly, and a coloured line scrolling off is common):
+// an ASCII cell in the current run's style is one compare; any other
+// character is encoded without a branch (all four UTF-8 forms computed,
+// the right one selected and stored as four bytes) and a wide one skips
+// its right half.
 func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	cells = cells[:t.contentEnd(cells)]
 	base := len(dst)
-	runs := t.sb.runs[:0]
-	dst = slices.Grow(dst, 4*len(cells))
+	// Room for a run per cell, so that a run is stored without a
+	// capacity check (a call) each.
+	runs := slices.Grow(t.sb.runs[:0], runSize*len(cells))
+	dst = slices.Grow(dst, 4*len(cells)+4)
 	buf := dst[:cap(dst)]
 	n := len(dst)
-	var or cell // OR of all cells: nonzero style bits mean a styled line
-	cur := -1
-	for i, c := range cells {
+	var or cell            // OR of all cells: nonzero style bits mean a styled line
+	cur := uint64(1) << 63 // style<<32 of the current run: none at first
+	for i := 0; i < len(cells); i++ {
+		c := cells[i]
 		or |= c
-		if c&(0xff<<48|0xffffff80) == 0 && int(c.style()) == cur {
+		if uint64(c)&^0x7f == cur {
 			// An ASCII character (or a blank) in the current run's style.
 			b := byte(c)
 			if b == 0 {
@@ -386,40 +405,45 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 		if fl&cellSpacer != 0 {
 			continue
 		}
-		if st := int(c.style()); st != cur {
+		if st := uint64(c) & (0xffff << 32); st != cur {
 			cur = st
-			runs = binary.LittleEndian.AppendUint16(runs, uint16(n-base))
-			runs = appendStyle(runs, t.styles[st])
+			// appendRun, inline.
+			s := &t.styles[c.style()]
+			m := len(runs)
+			runs = runs[:m+runSize]
+			b := runs[m : m+runSize : m+runSize]
+			binary.LittleEndian.PutUint16(b, uint16(n-base))
+			binary.LittleEndian.PutUint32(b[2:], uint32(s.fg))
+			binary.LittleEndian.PutUint32(b[6:], uint32(s.bg))
+			binary.LittleEndian.PutUint32(b[10:], uint32(s.ul))
+			binary.LittleEndian.PutUint16(b[14:], uint16(s.attrs))
+			b[16] = s.ulStyle
 		}
-		r := c.r()
-		switch {
-		case fl&cellGrapheme != 0:
+		if fl&cellGrapheme != 0 {
 			dst = t.cellText(buf[:n], c)
-			dst = slices.Grow(dst, 4*(len(cells)-i))
+			dst = slices.Grow(dst, 4*(len(cells)-i)+4)
 			buf = dst[:cap(dst)]
 			n = len(dst)
-		case r == 0:
-			buf[n] = ' '
-			n++
-		case r < 0x80:
-			buf[n] = byte(r)
-			n++
-		case r < 0x800:
-			buf[n] = byte(0xC0 | r>>6)
-			buf[n+1] = byte(0x80 | r&0x3F)
-			n += 2
-		case r < 0x10000:
-			buf[n] = byte(0xE0 | r>>12)
-			buf[n+1] = byte(0x80 | r>>6&0x3F)
-			buf[n+2] = byte(0x80 | r&0x3F)
-			n += 3
-		default:
-			buf[n] = byte(0xF0 | r>>18)
-			buf[n+1] = byte(0x80 | r>>12&0x3F)
-			buf[n+2] = byte(0x80 | r>>6&0x3F)
-			buf[n+3] = byte(0x80 | r&0x3F)
-			n += 4
+			continue
 		}
+		r := c.r()
+		v, k := r, 1
+		if r == 0 {
+			v = ' '
+		}
+		if r >= 0x80 {
+			v, k = 0x80C0|r>>6|(r&0x3F)<<8, 2
+		}
+		if r >= 0x800 {
+			v, k = 0x8080E0|r>>12|(r>>6&0x3F)<<8|(r&0x3F)<<16, 3
+		}
+		if r >= 0x10000 {
+			v, k = 0x808080F0|r>>18|(r>>12&0x3F)<<8|(r>>6&0x3F)<<16|(r&0x3F)<<24, 4
+		}
+		binary.LittleEndian.PutUint32(buf[n:n+4:n+4], v)
+		n += k
+		// A wide character's right half (a spacer) is skipped here.
+		i += int(fl & cellWide & (cells[min(i+1, len(cells)-1)].flags() >> 1))
 	}
 	t.sb.runs = runs
 	dst = buf[:n]

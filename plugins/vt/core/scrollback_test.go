@@ -340,3 +340,43 @@ func TestUnmarshalCorruptScrollback(t *testing.T) {
 	}
 	t.Logf("%d of 20000 damaged states accepted (and worked)", accepted)
 }
+
+// TestScrollbackReusesBlocks: once the scrollback holds its byte bound,
+// coloured lines scrolling in reuse the blocks that evicted lines free
+// and allocate none. It evicted for the bound only after writing a line,
+// so a line that crossed a block boundary while the oldest line's block
+// was about to be freed took a new block, about every other block.
+func TestScrollbackReusesBlocks(t *testing.T) {
+	data := GhosttyPayloads(2 << 20)["sgr_cjk"]
+	term := New(Options{Cols: 80, Rows: 24})
+	feed := func() {
+		for off := 0; off < len(data); off += 32 << 10 {
+			term.Write(data[off:min(off+32<<10, len(data))])
+		}
+	}
+	feed() // fills the scrollback to SBMaxBytes
+	s := &term.sb
+	if s.head-s.tail < SBMaxBytes-4096 {
+		t.Fatalf("the scrollback holds %d bytes, want about %d", s.head-s.tail, SBMaxBytes)
+	}
+	seen := map[*byte]bool{}
+	for _, b := range s.blocks {
+		seen[&b[0]] = true
+	}
+	if s.spare != nil {
+		seen[&s.spare[0]] = true
+	}
+	fresh := 0
+	for off := 0; off < len(data); off += 32 << 10 {
+		term.Write(data[off:min(off+32<<10, len(data))])
+		for _, b := range s.blocks {
+			if !seen[&b[0]] {
+				seen[&b[0]] = true
+				fresh++
+			}
+		}
+	}
+	if fresh > 0 {
+		t.Errorf("%d new blocks for %d bytes of coloured output through a full scrollback, want none", fresh, len(data))
+	}
+}

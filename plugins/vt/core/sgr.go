@@ -113,7 +113,27 @@ func (t *Terminal) sgr() {
 	if sameStyle(&s, &t.pen) && int(t.penIdx) < len(t.styles) && sameStyle(&t.styles[t.penIdx], &s) {
 		return // no change (e.g. a reset of what was not set)
 	}
-	t.setPen(s)
+	// setPen and intern's first step, inline (two calls fewer per SGR).
+	bgChanged := s.bg != t.pen.bg
+	t.pen = s
+	k := s
+	if k.attrs&Underline == 0 {
+		k.ulStyle = 0
+	}
+	h32 := styleHash32(k)
+	if i := t.styleHint[uint8(h32>>24)]; int(i) < len(t.styles) && sameStyle(&t.styles[i], &k) {
+		t.penIdx = i
+	} else {
+		t.penIdx = t.internSlow(k, h32)
+	}
+	if s.bg == 0 {
+		t.blank, t.blankStale = 0, false
+	} else if bgChanged || t.blank == 0 || int(t.blank.style()) >= len(t.styles) || !sameStyle(&t.styles[t.blank.style()], &style{bg: s.bg}) {
+		// The erase cell is interned when something erases (eraseBlank),
+		// not at every SGR that changes the background: coloured text
+		// changes it far more often than it erases.
+		t.blankStale = true
+	}
 }
 
 // colonColor decodes the subparameters of 38:5:i or 38:2:[cs:]r:g:b.

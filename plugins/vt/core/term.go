@@ -56,7 +56,10 @@ type Terminal struct {
 	wrapNext bool // pending wrap: the last column was written with autowrap on
 	pen      style
 	penIdx   uint16
-	blank    cell // erase cell: blank with the pen's background
+	blank    cell // erase cell: blank with the pen's background (read it with eraseBlank)
+	// blankStale says blank is still to be interned for the pen's
+	// background (set by sgr; eraseBlank does it).
+	blankStale bool
 
 	top, bot int // scroll region, inclusive rows
 	tabs     []bool
@@ -214,12 +217,27 @@ func (t *Terminal) setPen(s style) {
 	bgChanged := s.bg != t.pen.bg
 	t.pen = s
 	t.penIdx = t.intern(s)
+	t.blankStale = false
 	switch {
 	case s.bg == 0:
 		t.blank = 0
 	case bgChanged || t.blank == 0 || int(t.blank.style()) >= len(t.styles) || !sameStyle(&t.styles[t.blank.style()], &style{bg: s.bg}):
 		t.blank = mkCell(0, t.intern(style{bg: s.bg}), 0)
 	}
+}
+
+// eraseBlank returns the erase cell, interning it first if an SGR left it
+// stale.
+func (t *Terminal) eraseBlank() cell {
+	if t.blankStale {
+		t.fixBlank()
+	}
+	return t.blank
+}
+
+func (t *Terminal) fixBlank() {
+	t.blankStale = false
+	t.blank = mkCell(0, t.intern(style{bg: t.pen.bg}), 0)
 }
 
 // intern returns the index of s in the style table, adding it if needed.
@@ -235,11 +253,18 @@ func (t *Terminal) intern(s style) uint16 {
 	return t.internSlow(s, h32)
 }
 
+// internSlow is intern past the hint: styleLookup, inline, whose probe
+// ends at the empty slot a new style then takes.
 func (t *Terminal) internSlow(s style, h32 uint32) uint16 {
 	h := uint8(h32 >> 24)
-	if i, ok := t.styleLookup(s, h32); ok {
-		t.styleHint[h] = i
-		return i
+	slots := t.styleSlots
+	mask := uint32(len(slots) - 1)
+	j := h32 & mask
+	for ; slots[j] != 0; j = (j + 1) & mask {
+		if v := slots[j]; sameStyle(&t.styles[v-1], &s) {
+			t.styleHint[h] = v - 1
+			return v - 1
+		}
 	}
 	t.newEntries++
 	if len(t.styles) >= t.tableCap() {
@@ -250,10 +275,19 @@ func (t *Terminal) internSlow(s style, h32 uint32) uint16 {
 		if len(t.styles) >= t.tableCap() {
 			return 0 // every style is in use on screen; fall back to the default
 		}
+		i := uint16(len(t.styles))
+		t.styles = append(t.styles, s)
+		t.styleInsert(i, h32)
+		t.styleHint[h] = i
+		return i
 	}
 	i := uint16(len(t.styles))
 	t.styles = append(t.styles, s)
-	t.styleInsert(i, h32)
+	if 2*(len(t.styles)+1) > len(slots) {
+		t.rebuildStyleSlots() // indexes i too
+	} else {
+		slots[j] = i + 1
+	}
 	t.styleHint[h] = i
 	return i
 }
