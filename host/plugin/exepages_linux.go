@@ -9,15 +9,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// releaseExePages drops the resident pages of the executable's read-only
-// data from this process: the embedded plugins' bytes live there (21 MB),
-// and reading them (to hash them, or to compile one) leaves those pages
-// counted in the server's resident memory although nothing reads them
-// again until the next compile. The pages are clean, private and backed
-// by the executable file, which Linux keeps from being written while it
-// runs: MADV_DONTNEED only unmaps them, and a later read faults them back
-// in from the same file (the page cache, usually). Best effort: any error
-// leaves them.
+// releaseExePages asks the kernel to reclaim the resident pages of the
+// executable's read-only data: the embedded plugins' bytes live there (21
+// MB), and reading them (to hash them, or to compile one) leaves those
+// pages counted in the server's resident memory although nothing reads
+// them again until the next compile. MADV_PAGEOUT is only a hint: clean
+// file-backed pages are dropped (a later read faults them back in from
+// the file), and a page this process changed (the dynamic loader's
+// relocations, which a RELRO segment keeps read-only afterwards) is left
+// as it is — unlike MADV_DONTNEED, which would throw such a change away
+// and with it the data (it did: SSH logins failed in a test run). Linux
+// 5.4 or later; elsewhere, or on any error, the pages stay.
 func releaseExePages() {
 	exe, err := os.Executable()
 	if err != nil {
@@ -44,6 +46,6 @@ func releaseExePages() {
 		if err1 != nil || err2 != nil || end <= start {
 			continue
 		}
-		unix.Syscall(unix.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_DONTNEED)
+		unix.Syscall(unix.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_PAGEOUT)
 	}
 }
