@@ -26,6 +26,50 @@ func cpuRate(b *testing.B, bytesPerOp int) func() {
 	}
 }
 
+// A flood is written in pieces of about blockSize, a few per FlushEvery
+// besides, each write call one piece; it reads back whole; and the
+// recorder holds no block once it is written.
+func TestRecorderFloodWrites(t *testing.T) {
+	const size = 8 << 20
+	st := openTest(t, 1<<40, 1<<40)
+	r := newRec(t, st, "S1")
+	line := []byte(strings.Repeat("x", 78) + "\r\n")
+	chunk := bytes.Repeat(line, (32<<10)/len(line))
+	start := time.Now()
+	for n := 0; n < size; n += len(chunk) {
+		r.Output(chunk)
+		for r.waiting() > 1<<20 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	r.mu.Lock()
+	held := r.cur != nil
+	r.mu.Unlock()
+	r.flush()
+	r.mu.Lock()
+	if r.cur != nil || len(r.full) > 0 || r.pending != 0 {
+		t.Errorf("after a flush the recorder holds blocks: %v %d %d", r.cur != nil, len(r.full), r.pending)
+	}
+	r.mu.Unlock()
+	r.wmu.Lock()
+	writes, written := r.writes, r.written
+	r.wmu.Unlock()
+	r.Close()
+	turns := int(time.Since(start)/FlushEvery) + 1
+	if max := int(written/(blockSize*3/4)) + 2*turns + 2; writes > max {
+		t.Errorf("%d bytes in %d writes (%d turns of FlushEvery), want at most %d", written, writes, turns, max)
+	}
+	c := readBack(t, r.Path())
+	want := strings.Repeat(string(chunk), (size+len(chunk)-1)/len(chunk))
+	if out := c.Output(); out != want || !held {
+		i := 0
+		for i < min(len(out), len(want)) && out[i] == want[i] {
+			i++
+		}
+		t.Errorf("read back %d bytes of output, want %d, differing from %d (a block held while flooding: %v)", len(out), len(want), i, held)
+	}
+}
+
 // BenchmarkRecorderCat: what recording costs a session printing 100 MB
 // of 80-column text in the pump's 32 KiB chunks (BenchmarkRecordCatOverhead
 // in cmd/termhost without the PTY, the plugins and the emulator): the

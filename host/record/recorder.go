@@ -63,6 +63,7 @@ type Recorder struct {
 	held     [utf8.UTFMax]byte
 	nHeld    int   // an incomplete character held for the next output
 	written  int64 // bytes in the file
+	writes   int   // write calls made
 	max      int64 // the file's bound (Store.MaxFile; 0 once ending)
 	boundHit bool
 	header   []byte // the header line, written first
@@ -388,6 +389,7 @@ func (r *Recorder) writeOut() {
 		r.st.log.Warn("recording not written", "path", r.path, "err", err)
 	}
 	r.written += int64(len(r.enc))
+	r.writes++
 	r.st.grow(int64(len(r.enc)))
 	r.enc = r.enc[:0]
 }
