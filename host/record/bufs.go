@@ -9,8 +9,8 @@ import "sync"
 // buffer is of the class that holds what it takes.
 const (
 	minBuf   = 4 << 10
-	maxBuf   = 512 << 10
-	nClasses = 8 // minBuf<<7 == maxBuf
+	maxBuf   = 2 << 20
+	nClasses = 10 // minBuf<<9 == maxBuf
 	keepPer  = 1 << 20
 )
 

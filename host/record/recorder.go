@@ -23,10 +23,10 @@ const (
 	// (bufs; a record larger than one gets a block of its own); a block
 	// filled wakes the writer at once, so a flood is encoded and written
 	// in pieces of about this size, one wake-up per block.
-	blockSize = 256 << 10
+	blockSize = 1 << 20
 	// writeAt: the writer writes what it encoded once it holds this much
 	// (and what is left at the end of each turn).
-	writeAt = 256 << 10
+	writeAt = 1 << 20
 	// maxPending bounds what waits for a slow disk; output beyond it is
 	// dropped, and the recording says how much.
 	maxPending = 8 << 20
