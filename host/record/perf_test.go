@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/termhost/termhost/host/ringbuf"
 )
 
 // cpuNow is the process's user+system CPU time.
@@ -67,6 +69,31 @@ func TestRecorderFloodWrites(t *testing.T) {
 			i++
 		}
 		t.Errorf("read back %d bytes of output, want %d, differing from %d (a block held while flooding: %v)", len(out), len(want), i, held)
+	}
+}
+
+// Output handed from the session's buffer (OutputStaged) costs no
+// allocation either, and is recorded as Output would be.
+func TestRecorderStagedAllocs(t *testing.T) {
+	st := openTest(t, 1<<40, 1<<40)
+	r := newRec(t, st, "S1")
+	ring := ringbuf.New(1 << 20)
+	p := bytes.Repeat([]byte("the quick brown fox\r\n"), 1500)
+	turn := func() {
+		from := ring.End()
+		ring.Stage(p)
+		r.OutputStaged(ring, from, len(p))
+		ring.Commit()
+		r.flush()
+	}
+	turn()
+	turn()
+	if n := testing.AllocsPerRun(50, turn); n > 0 {
+		t.Errorf("%v allocations per output", n)
+	}
+	r.Close()
+	if got := readBack(t, r.Path()).Output(); got != strings.Repeat(string(p), 53) {
+		t.Errorf("read back %d bytes, want %d (53 turns)", len(got), 53*len(p))
 	}
 }
 
