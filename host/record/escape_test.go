@@ -10,8 +10,9 @@ import (
 )
 
 // escapeRef is appendEscaped as it was before the word-at-a-time copy
-// (one byte at a time past the first special one): the reference the new
-// one must equal byte for byte.
+// (plain words skipped, then one byte at a time, each run appended when
+// an escape ends it; its word test is plain8, the same test as before):
+// the reference the new one must equal byte for byte.
 func escapeRef(b []byte, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
