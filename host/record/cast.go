@@ -8,7 +8,6 @@ package record
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Header is an asciicast v3 header (the members termhost writes and
@@ -189,67 +187,6 @@ func appendSeconds(b []byte, us int64) []byte {
 		b = append(b, byte('0'+frac/d%10))
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendEscaped appends s as the inside of a JSON string: quotes,
-// backslashes and control characters escaped, invalid UTF-8 as U+FFFD.
-// Runs of plain ASCII are found eight bytes at a time.
-func appendEscaped(b []byte, s []byte) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(b, s[start:]...)
-}
-
-// plain8 says whether eight bytes are all printable ASCII other than the
-// quote and the backslash (SWAR: no byte below 0x20 or from 0x80, none
-// equal to '"' or '\\').
-func plain8(w uint64) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	below := (w - lo*0x20) &^ w
-	quote := w ^ (lo * '"')
-	slash := w ^ (lo * '\\')
-	return (below|(quote-lo)&^quote|(slash-lo)&^slash|w)&hi == 0
 }
 
 // Output is the concatenation of a recording's output events: what a

@@ -15,7 +15,7 @@ import (
 	"github.com/termhost/termhost/sdk/abi"
 )
 
-func openTest(t *testing.T, maxFile, maxTotal int64) *Store {
+func openTest(t testing.TB, maxFile, maxTotal int64) *Store {
 	t.Helper()
 	st, err := OpenStore(filepath.Join(t.TempDir(), "recs"), maxFile, maxTotal, nil)
 	if err != nil {
@@ -24,7 +24,7 @@ func openTest(t *testing.T, maxFile, maxTotal int64) *Store {
 	return st
 }
 
-func newRec(t *testing.T, st *Store, id string) *Recorder {
+func newRec(t testing.TB, st *Store, id string) *Recorder {
 	t.Helper()
 	r, err := st.New(session.RecordInfo{ID: id, Kind: session.KindPTY, Peer: session.Peer{Command: "sh"}, Cols: 80, Rows: 24})
 	if err != nil {
@@ -240,6 +240,7 @@ func BenchmarkEscape(b *testing.B) {
 	p := bytes.Repeat([]byte(strings.Repeat("the quick brown fox jumps over the lazy dog ", 2)[:78]+"\r\n"), 400)
 	var out []byte
 	b.SetBytes(int64(len(p)))
+	defer cpuRate(b, len(p))()
 	for b.Loop() {
 		out = appendEscaped(out[:0], p)
 	}

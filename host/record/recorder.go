@@ -19,25 +19,35 @@ const (
 	// FlushEvery: what a recorder holds reaches the file at most this
 	// long after it happened (a kill -9 loses at most this much).
 	FlushEvery = 500 * time.Millisecond
-	// flushAt: past this much pending, the writer is woken at once.
-	flushAt = 256 << 10
+	// blockSize: pending records are kept in blocks of up to this size
+	// (bufs; a record larger than one gets a block of its own); a block
+	// filled wakes the writer at once, so a flood is encoded and written
+	// in pieces of about this size, one wake-up per block.
+	blockSize = 1 << 20
+	// writeAt: the writer writes what it encoded once it holds this much
+	// (and what is left at the end of each turn).
+	writeAt = 1 << 20
 	// maxPending bounds what waits for a slow disk; output beyond it is
 	// dropped, and the recording says how much.
 	maxPending = 8 << 20
 )
 
 // Recorder writes one session's recording (session.Recorder). The
-// session's walks only copy what happened, with its time, into a pending
-// buffer under a lock; a goroutine of its own encodes it as asciicast and
-// writes it at most FlushEvery later, so a walk neither encodes nor waits
-// for the disk.
+// session's walks only copy what happened, with its time, into blocks of
+// pending records under a lock; a goroutine of its own encodes them as
+// asciicast and writes them when a block is full or at most FlushEvery
+// later, so a walk neither encodes nor waits for the disk.
 type Recorder struct {
 	st   *Store
 	path string
 	f    *os.File
 
 	mu      sync.Mutex
-	raw     []byte    // pending records (appendRecord), not yet encoded
+	cur     *[]byte   // the block being filled (nil: none)
+	full    []*[]byte // blocks filled, for the writer
+	pending int       // bytes in cur and full
+	next    int       // the size of the next block
+	kicked  bool      // the writer was told there is something pending
 	start   time.Time // the header's moment
 	lastUs  int64     // time of the last record, µs since start
 	dropped int64     // output dropped while the disk was slow
@@ -47,21 +57,26 @@ type Recorder struct {
 
 	// The writer's own (wmu).
 	wmu      sync.Mutex
-	enc      []byte // encoded, being written
-	spare    []byte // the other pending buffer
-	encUs    int64  // time of the last event encoded
+	enc      []byte    // encoded, to be written (nil between turns)
+	taken    []*[]byte // the blocks of this turn
+	encUs    int64     // time of the last event encoded
 	held     [utf8.UTFMax]byte
 	nHeld    int   // an incomplete character held for the next output
 	written  int64 // bytes in the file
+	writes   int   // write calls made
 	max      int64 // the file's bound (Store.MaxFile; 0 once ending)
 	boundHit bool
+	header   []byte // the header line, written first
 
 	kick, big chan struct{}
 	done      chan struct{}
 	loopDone  chan struct{}
 }
 
-var _ session.Recorder = (*Recorder)(nil)
+var (
+	_ session.Recorder       = (*Recorder)(nil)
+	_ session.StagedRecorder = (*Recorder)(nil)
+)
 
 // A pending record: code (with noBound set for the end's records), µs
 // since start, length, then the bytes.
@@ -80,8 +95,9 @@ func newRecorder(st *Store, path string, f *os.File, info session.RecordInfo) *R
 		h.Command = info.Peer.Command
 	}
 	hb, _ := json.Marshal(h)
-	r.enc = append(append(r.enc, hb...), '\n')
+	r.header = append(hb, '\n')
 	go r.loop()
+	r.kicked = true
 	r.wake(true)
 	return r
 }
@@ -163,27 +179,91 @@ func (r *Recorder) stop(why string) {
 func (r *Recorder) add(code byte, data []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || r.stopped != "" || r.ending {
+	if !r.taking(code, len(data)) {
 		return
 	}
-	if len(r.raw) > maxPending {
-		if code == 'o' {
-			r.dropped += int64(len(data))
-		}
-		return
-	}
-	r.appendRecord(code, data)
+	b := r.reserve(len(data))
+	*b = append(r.head(*b, code, len(data)), data...)
+	r.added(recHead + len(data))
 }
 
-// appendRecord appends one pending record; caller holds mu.
+// OutputStaged records the output src.ReadStaged(dst, from) appends, at
+// most n bytes, copied straight into a pending block
+// (session.StagedRecorder).
+func (r *Recorder) OutputStaged(src session.StagedSource, from uint64, n int) {
+	if n <= 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.taking('o', n) {
+		return
+	}
+	b := r.reserve(n)
+	at := len(*b)
+	*b = src.ReadStaged(r.head(*b, 'o', 0), from)
+	binary.LittleEndian.PutUint32((*b)[at+9:], uint32(len(*b)-at-recHead))
+	r.added(len(*b) - at)
+}
+
+// taking says whether a record of n bytes is kept (it counts output
+// dropped while too much is pending); caller holds mu.
+func (r *Recorder) taking(code byte, n int) bool {
+	if r.closed || r.stopped != "" || r.ending {
+		return false
+	}
+	if r.pending > maxPending {
+		if code == 'o' {
+			r.dropped += int64(n)
+		}
+		return false
+	}
+	return true
+}
+
+// appendRecord appends one pending record past any bound (the end's, a
+// note); caller holds mu.
 func (r *Recorder) appendRecord(code byte, data []byte) {
+	b := r.reserve(len(data))
+	*b = append(r.head(*b, code, len(data)), data...)
+	r.added(recHead + len(data))
+}
+
+// reserve is the block with room for a record of n bytes: the current
+// one, else a new one (the current one, full, goes to the writer, woken
+// at once). Caller holds mu.
+func (r *Recorder) reserve(n int) *[]byte {
+	need := recHead + n
+	if r.cur != nil && len(*r.cur)+need <= cap(*r.cur) {
+		return r.cur
+	}
+	if r.cur != nil {
+		r.full = append(r.full, r.cur)
+		r.cur = nil
+		r.wake(true)
+	}
+	r.cur = bufs.get(max(need, r.next))
+	r.next = min(4*cap(*r.cur), blockSize)
+	return r.cur
+}
+
+// head appends a record's head (its time now) to b; caller holds mu.
+func (r *Recorder) head(b []byte, code byte, n int) []byte {
 	us := max(time.Since(r.start).Microseconds(), r.lastUs)
 	r.lastUs = us
-	r.raw = append(r.raw, code)
-	r.raw = binary.LittleEndian.AppendUint64(r.raw, uint64(us))
-	r.raw = binary.LittleEndian.AppendUint32(r.raw, uint32(len(data)))
-	r.raw = append(r.raw, data...)
-	r.wake(len(r.raw) >= flushAt)
+	b = append(b, code)
+	b = binary.LittleEndian.AppendUint64(b, uint64(us))
+	return binary.LittleEndian.AppendUint32(b, uint32(n))
+}
+
+// added counts a record of n bytes appended and tells an idle writer;
+// caller holds mu.
+func (r *Recorder) added(n int) {
+	r.pending += n
+	if !r.kicked {
+		r.kicked = true
+		r.wake(false)
+	}
 }
 
 // wake tells the writer there is something to write: at its next period,
@@ -201,7 +281,8 @@ func (r *Recorder) wake(now bool) {
 	}
 }
 
-// loop writes what is pending at most FlushEvery after it was recorded.
+// loop writes what is pending at most FlushEvery after it was recorded,
+// and each block as it fills.
 func (r *Recorder) loop() {
 	defer close(r.loopDone)
 	t := time.NewTimer(FlushEvery)
@@ -214,57 +295,103 @@ func (r *Recorder) loop() {
 			return
 		}
 		t.Reset(FlushEvery)
-		select {
-		case <-t.C:
-		case <-r.big:
-			t.Stop()
-		case <-r.done:
-			t.Stop()
-			r.flush()
-			return
+	wait:
+		for {
+			select {
+			case <-t.C:
+				break wait
+			case <-r.big:
+				r.flushFull()
+			case <-r.done:
+				t.Stop()
+				r.flush()
+				return
+			}
 		}
 		r.flush()
 	}
 }
 
-// flush encodes and writes what is pending.
-func (r *Recorder) flush() {
+// flush encodes and writes everything pending.
+func (r *Recorder) flush() { r.write(true) }
+
+// flushFull encodes and writes the blocks filled.
+func (r *Recorder) flushFull() { r.write(false) }
+
+// write encodes and writes the blocks filled and, with all, the one
+// being filled too; what it encodes is written a block at a time (about
+// blockSize) and at the end of the turn.
+func (r *Recorder) write(all bool) {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.mu.Lock()
-	raw, dropped := r.raw, r.dropped
-	r.raw, r.spare, r.dropped = r.spare[:0], nil, 0
+	r.taken = append(r.taken[:0], r.full...)
+	clear(r.full)
+	r.full = r.full[:0]
+	if all {
+		if r.cur != nil {
+			r.taken = append(r.taken, r.cur)
+			r.cur = nil
+		}
+		r.next = 0 // the next block after a turn starts small
+		r.kicked = false
+	}
+	r.pending = 0
+	if r.cur != nil {
+		r.pending = len(*r.cur)
+	}
+	dropped := r.dropped
+	r.dropped = 0
 	nowUs := r.lastUs
 	r.mu.Unlock()
-	pending := raw
-	for len(raw) >= recHead {
-		code := raw[0]
-		us := int64(binary.LittleEndian.Uint64(raw[1:]))
-		n := int(binary.LittleEndian.Uint32(raw[9:]))
-		data := raw[recHead : recHead+n]
-		raw = raw[recHead+n:]
-		r.encode(code, us, data)
+	n := len(r.header)
+	for _, b := range r.taken {
+		n += len(*b) + len(*b)/16
+	}
+	box := bufs.get(min(n, 2*writeAt))
+	r.enc = (*box)[:0]
+	if r.header != nil {
+		r.enc = append(r.enc, r.header...)
+		r.header = nil
+	}
+	for i, b := range r.taken {
+		raw := *b
+		for len(raw) >= recHead {
+			code := raw[0]
+			us := int64(binary.LittleEndian.Uint64(raw[1:]))
+			n := int(binary.LittleEndian.Uint32(raw[9:]))
+			r.encode(code, us, raw[recHead:recHead+n])
+			raw = raw[recHead+n:]
+			// Written a block at a time, in the middle of one only when it
+			// grew much in the encoding (control characters).
+			if len(r.enc) >= writeAt && len(raw) < recHead || len(r.enc) >= 3*writeAt/2 {
+				r.writeOut()
+			}
+		}
+		bufs.put(b)
+		r.taken[i] = nil
 	}
 	if dropped > 0 {
 		r.encode('m'|noBound, nowUs, fmt.Appendf(nil, "termhost: %d bytes of output were not recorded (the disk was too slow)", dropped))
 	}
-	if len(r.enc) > 0 {
-		if _, err := r.f.Write(r.enc); err != nil {
-			r.st.log.Warn("recording not written", "path", r.path, "err", err)
-		}
-		r.written += int64(len(r.enc))
-		r.st.grow(int64(len(r.enc)))
-		r.enc = r.enc[:0]
+	r.writeOut()
+	*box = r.enc
+	bufs.put(box)
+	r.enc = nil
+}
+
+// writeOut writes what is encoded; caller holds wmu.
+func (r *Recorder) writeOut() {
+	if len(r.enc) == 0 {
+		return
 	}
-	if cap(r.enc) > 4*flushAt {
-		r.enc = nil
+	if _, err := r.f.Write(r.enc); err != nil {
+		r.st.log.Warn("recording not written", "path", r.path, "err", err)
 	}
-	if cap(pending) > 4*flushAt {
-		pending = nil
-	}
-	r.mu.Lock()
-	r.spare = pending[:0]
-	r.mu.Unlock()
+	r.written += int64(len(r.enc))
+	r.writes++
+	r.st.grow(int64(len(r.enc)))
+	r.enc = r.enc[:0]
 }
 
 // encode appends one event to enc, holding an incomplete last character

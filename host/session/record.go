@@ -35,6 +35,20 @@ type Recorder interface {
 	Path() string
 }
 
+// A StagedRecorder is a Recorder that takes a walk's output straight
+// from the session's buffer, with no copy in between: OutputStaged is
+// Output of what src.ReadStaged(dst, from) appends to dst (at most n
+// bytes), called from the walk as Output is.
+type StagedRecorder interface {
+	Recorder
+	OutputStaged(src StagedSource, from uint64, n int)
+}
+
+// StagedSource is the session's buffer as a StagedRecorder reads it.
+type StagedSource interface {
+	ReadStaged(dst []byte, from uint64) []byte
+}
+
 // RecordInfo is what a new recording is told about its session.
 type RecordInfo struct {
 	ID         string
@@ -165,6 +179,12 @@ func (s *Session) Recording() string {
 // the chain; the bytes are still staged.
 func (s *Session) recordCommit(r Recorder, events []Event) {
 	head, end := s.buf.Head(), s.buf.End()
+	if sr, ok := r.(StagedRecorder); ok && len(events) == 0 {
+		if end > head {
+			sr.OutputStaged(s.buf, head, int(end-head))
+		}
+		return
+	}
 	if cap(s.recScratch) > screenScratch {
 		s.recScratch = nil
 	}
