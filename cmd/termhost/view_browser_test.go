@@ -242,8 +242,13 @@ func TestAskSecretInBrowser(t *testing.T) {
 	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(secret))) // the agent never types the secret itself
 	srv := startHTTP(t)
 	cs := connectEra(t, srv, eraModern, nil)
-	id := testutil.MustCall(t, cs, "launch_app", map[string]any{"command": "bash", "args": []string{"--norc", "--noprofile"},
-		"env": map[string]string{"PS1": "$ ", "HOME": t.TempDir()}})["session_id"].(string)
+	opened := testutil.MustCall(t, cs, "launch_app", map[string]any{"command": "bash", "args": []string{"--norc", "--noprofile"},
+		"env": map[string]string{"PS1": "$ ", "HOME": t.TempDir()}, "record": true})
+	id := opened["session_id"].(string)
+	recording, _ := opened["recording"].(string)
+	if recording == "" {
+		t.Fatalf("launch_app with record: no recording in %v", opened)
+	}
 	testutil.MustCall(t, cs, "send_keys", map[string]any{"session_id": id,
 		"text": `read -rs -p "Code: " pw; echo; [ "$(printf %s "$pw" | sha256sum | cut -c1-16)" = "` + sum[:16] + `" ] && echo LOGGED-IN || echo WRONG` + "\r"})
 	testutil.Eventually(t, 10*time.Second, "bash asks for the code", func() bool {
@@ -277,7 +282,12 @@ func TestAskSecretInBrowser(t *testing.T) {
 		return strings.Contains(agentScreen(t, cs, id), "LOGGED-IN")
 	})
 	raw := testutil.MustCall(t, cs, "view_screen", map[string]any{"session_id": id, "format": "raw"})
-	for what, text := range map[string]string{"ask_secret's result": res.Text, "raw output": fmt.Sprint(raw), "log": srv.logs.String()} {
+	testutil.MustCall(t, cs, "record_stop", map[string]any{"session_id": id})
+	cast, err := os.ReadFile(recording)
+	if err != nil || !strings.Contains(string(cast), "LOGGED-IN") {
+		t.Fatalf("the recording %s: %v (%d bytes, the login in it: %v)", recording, err, len(cast), strings.Contains(string(cast), "LOGGED-IN"))
+	}
+	for what, text := range map[string]string{"ask_secret's result": res.Text, "raw output": fmt.Sprint(raw), "log": srv.logs.String(), "recording": string(cast)} {
 		if strings.Contains(text, secret) {
 			t.Fatalf("the secret is in the %s", what)
 		}
