@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,15 +22,24 @@ import (
 // and with it the data (it did: SSH logins failed in a test run). Linux
 // 5.4 or later; elsewhere, or on any error, the pages stay.
 func releaseExePages() {
+	for _, r := range exeReadOnly() {
+		unix.Syscall(unix.SYS_MADVISE, r[0], r[1]-r[0], unix.MADV_PAGEOUT)
+	}
+}
+
+// exeReadOnly is the executable's read-only mappings (start, end), read
+// from /proc/self/maps once: they do not move while the process runs.
+var exeReadOnly = sync.OnceValue(func() [][2]uintptr {
 	exe, err := os.Executable()
 	if err != nil {
-		return
+		return nil
 	}
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
-		return
+		return nil
 	}
 	defer f.Close()
+	var spans [][2]uintptr
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// start-end perms offset dev inode path
@@ -46,6 +56,7 @@ func releaseExePages() {
 		if err1 != nil || err2 != nil || end <= start {
 			continue
 		}
-		unix.Syscall(unix.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_PAGEOUT)
+		spans = append(spans, [2]uintptr{uintptr(start), uintptr(end)})
 	}
-}
+	return spans
+})
