@@ -47,6 +47,7 @@ const (
 	Continue = abi.Continue
 	Consumed = abi.Consumed
 	Close    = abi.Close
+	Settled  = abi.Settled
 )
 
 // Open describes a session being opened on this plugin instance.

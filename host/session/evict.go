@@ -276,6 +276,7 @@ func (s *Session) screenUp() {
 		sl.get() // an error shows in the question that follows
 	}
 	s.syncScreen()
+	s.catchUpScreen()
 }
 
 // deflaters are flate writers for screen states: a writer's tables are

@@ -128,6 +128,11 @@ func (s *Session) release() {
 		s.w.run()
 		s.w.commit(false)
 	}
+	if locked && s.screen != nil && s.buf.End() > s.w.screenOff {
+		// Text held back for the screen (holdText): the final screen,
+		// kept or frozen, shows it too.
+		s.screenUp()
+	}
 	s.endRecording()
 	s.mu.Lock()
 	chain := s.chain

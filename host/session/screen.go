@@ -327,6 +327,9 @@ func (s *Session) rebuildScreen() {
 	cols, rows := s.cols, s.rows
 	s.mu.Unlock()
 	// Reopened, the screen has the size the session was opened with.
+	// The replay feeds everything the buffer holds: nothing is held back
+	// any more, and the screen's rest is not known.
+	s.w.screenOff, s.w.textTo, s.screenRest = s.buf.End(), s.buf.End(), false
 	resize, _ := json.Marshal(map[string]any{"op": "resize", "cols": cols, "rows": rows})
 	s.screen.Control(resize, dropSink{})
 	if _, err := s.screen.Data(abi.Inbound, []byte("\x1bc"), dropSink{}); err != nil {

@@ -130,6 +130,7 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
 		return nil, false, err
 	}
+	s.catchUpScreen() // a resize or question comes after every byte so far
 	w := &s.w
 	w.reset()
 	var firstErr error

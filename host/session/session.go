@@ -202,6 +202,10 @@ type Session struct {
 	// built for (guarded by chainSem): when the binding says otherwise, the
 	// screen lost its state and is rebuilt from the buffer (syncScreen).
 	screenBuilt uint64
+	// screenRest: the screen's last call returned abi.Settled, so text
+	// that follows may be held back for it (walker.feedScreen). Guarded by
+	// chainSem.
+	screenRest bool
 
 	chainSem chan struct{} // serializes every walk through the chain
 	w        walker        // guarded by chainSem

@@ -74,6 +74,8 @@ type walker struct {
 	markArena int
 
 	screenOff uint64 // the buffer offset the screen has been fed up to
+	textTo    uint64 // bytes from screenOff up to here are held back: text, the screen at rest
+	feedAll   bool   // this walk gives the screen everything held back (catchUpScreen)
 	scratch   []byte
 }
 
@@ -84,7 +86,7 @@ func (w *walker) reset() {
 		w.arena = nil
 	}
 	w.arena = w.arena[:0]
-	w.out, w.reply, w.calls, w.closeQ, w.fatal = nil, nil, 0, false, nil
+	w.out, w.reply, w.calls, w.closeQ, w.fatal, w.feedAll = nil, nil, 0, false, nil, false
 }
 
 // Emit is the Sink side: one emission of the plugin call in progress.
@@ -246,11 +248,16 @@ func (w *walker) feedScreen() bool {
 	if cap(w.scratch) > screenScratch {
 		w.scratch = nil
 	}
+	if w.holdText(end) {
+		return false
+	}
 	w.scratch = s.buf.ReadStaged(w.scratch[:0], w.screenOff)
-	w.screenOff = end
+	w.screenOff, w.textTo = end, end
 	w.calls++
 	w.begin(s.pastChain())
-	if _, err := s.screen.Data(abi.Inbound, w.scratch, w); err != nil {
+	a, err := s.screen.Data(abi.Inbound, w.scratch, w)
+	s.screenRest = err == nil && a == abi.Settled
+	if err != nil {
 		var f interface{ Fatal() bool }
 		if errors.As(err, &f) && f.Fatal() {
 			w.fatal = err
@@ -263,6 +270,52 @@ func (w *walker) feedScreen() bool {
 	n := len(w.pend)
 	w.queue(step{}, false)
 	return n > 0
+}
+
+// maxHeldText bounds the text held back for a screen at rest: far inside
+// the smallest raw buffer that holds it, so it is still there to feed.
+const maxHeldText = 16 << 10
+
+// holdText says whether the screen's bytes up to end may wait: the screen
+// said it is at rest (abi.Settled) and everything since its last call is
+// text (abi.IsText) and fits in maxHeldText, and no one asked for it all.
+// Such text changes what the screen shows but makes it answer or emit
+// nothing, so it is given to the screen later, with the first chunk that
+// is not text, or before the screen is next used (catchUpScreen). A
+// session that only sends and reads spares the screen's call per chunk
+// (issue 19).
+func (w *walker) holdText(end uint64) bool {
+	s := w.s
+	if !s.screenRest || w.feedAll || w.textTo < w.screenOff {
+		return false
+	}
+	held := end - w.screenOff
+	if held > maxHeldText || held > uint64(s.buf.Max()/4) {
+		return false
+	}
+	if end > w.textTo {
+		w.scratch = s.buf.ReadStaged(w.scratch[:0], w.textTo)
+		if uint64(len(w.scratch)) != end-w.textTo || !abi.IsText(w.scratch) {
+			return false
+		}
+		w.textTo = end
+	}
+	return true
+}
+
+// catchUpScreen gives the screen what was held back for it (holdText).
+// Every use of the screen but a chunk comes here first (screenUp, Control,
+// freezeScreen): a question, a resize or an export sees every byte the
+// buffer has. Called holding the chain, outside a walk.
+func (s *Session) catchUpScreen() {
+	w := &s.w
+	if s.screen == nil || s.buf.End() <= w.screenOff {
+		return
+	}
+	w.reset()
+	w.feedAll = true
+	w.run()
+	s.submit(w.commit(false))
 }
 
 // event decodes a plugin event (or channel emission) once into its typed

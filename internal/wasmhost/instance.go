@@ -314,6 +314,13 @@ func (i *Instance) DataTo(sid uint32, dir abi.Dir, p []byte, e Emitter) (abi.Act
 		case abi.Close:
 			final = abi.Close
 		}
+		if final != abi.Close {
+			// At rest or not is what the last piece left it.
+			final = abi.Consumed
+			if a == abi.Settled {
+				final = abi.Settled
+			}
+		}
 		p = p[n:]
 	}
 	return final, nil
@@ -348,7 +355,7 @@ func (i *Instance) data(sid uint32, dir abi.Dir, p []byte) (abi.Action, error) {
 	switch {
 	case a < 0:
 		return a, &StatusError{Op: "on_data", Status: int32(a), Log: i.logText()}
-	case a > abi.Close:
+	case a > abi.Settled:
 		return a, &StatusError{Op: "on_data", Status: int32(a), Log: fmt.Sprintf("unknown action %d", a)}
 	}
 	return a, nil

@@ -21,8 +21,9 @@ func TestManifestSection(t *testing.T) {
 		{"other abi", `{"name":"x","version":"1","kind":"dialect","abi":2}`, "ABI 1"},
 		{"abi 1.0", `{"name":"x","version":"1","kind":"dialect","abi":1,"abiMinor":0}`, ""},
 		{"abi 1.1", `{"name":"x","version":"1","kind":"dialect","abi":1,"abiMinor":1}`, ""},
+		{"abi 1.2", `{"name":"x","version":"1","kind":"dialect","abi":1,"abiMinor":2}`, ""},
 		{"newer minor", `{"name":"x","version":"1","kind":"dialect","abi":1,"abiMinor":99}`,
-			`"abiMinor" is 99; this host speaks ABI 1.0 to 1.1 (the plugin needs a newer termhost)`},
+			`"abiMinor" is 99; this host speaks ABI 1.0 to 1.2 (the plugin needs a newer termhost)`},
 		{"bad kind", `{"name":"x","version":"1","kind":"toaster","abi":1}`, `expected protocol, screen or dialect`},
 		{"not json", `{`, "not valid JSON"},
 	} {

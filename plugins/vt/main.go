@@ -142,6 +142,9 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 		s.title = title
 		out.Emit(abi.Title{Title: title})
 	}
+	if s.t.AtRest() {
+		return sdk.Settled // text that follows may come late, with what follows it
+	}
 	return sdk.Consumed
 }
 

@@ -12,10 +12,10 @@ const Version = 1
 
 // Minor is the ABI's minor version: additions a plugin may use that an
 // older host does not know (1: typed events with sources, and Channel
-// emissions). A plugin's manifest says the minor version it was built for
+// emissions; 2: the Settled action). A plugin's manifest says the minor version it was built for
 // ("abiMinor"); a host refuses a plugin that needs a newer one than its
 // own, and reads the events of older ones as they are.
-const Minor = 1
+const Minor = 2
 
 // Guest exports.
 const (
@@ -138,7 +138,29 @@ const (
 	// Close: the plugin asks the host to end the session (after delivering
 	// the emissions).
 	Close Action = 2
+	// Settled: consumed, as Consumed, and the plugin is at rest: text
+	// given to it next (see IsText) makes it emit nothing, so the host may
+	// hold such bytes back and give them to it later, in order, in one call
+	// with what follows, or before any control request or state export.
+	// A host older than ABI minor 2 refuses it (and the plugin, built for
+	// minor 2, at load). Only a session's
+	// screen is held back today (the vt plugin returns it in the ground
+	// state); a chain plugin's chunk is never delayed.
+	Settled Action = 3
 )
+
+// IsText says whether p is text as Settled means it: no C0 control but
+// CR, LF, HT and BS (every byte 0x20 and above is text, DEL and UTF-8
+// included). Text in a terminal's ground state prints and moves the
+// cursor; it never makes a screen answer or emit an event.
+func IsText(p []byte) bool {
+	for _, c := range p {
+		if c < 0x20 && c != '\r' && c != '\n' && c != '\t' && c != '\b' {
+			return false
+		}
+	}
+	return true
+}
 
 // Status codes returned by on_configure, on_open, on_control, state_export
 // and state_import. Any negative value is an error; the plugin should emit a
