@@ -9,6 +9,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -68,8 +69,28 @@ const (
 
 // Pattern is a compiled until pattern with its matching budget.
 type Pattern struct {
-	re     *regexp.Regexp
-	window int // bytes matched per regexp call
+	re     *regexp.Regexp // nil for a split pattern (splitpattern.go)
+	window int            // bytes matched per regexp call
+
+	// A split pattern: its leading text and the rest, `\A(?:rest)`
+	// compiled (nil when the pattern is all text); full is the whole
+	// pattern, compiled when first needed.
+	expr string
+	lit  string
+	litB []byte
+	rest *regexp.Regexp
+	full atomic.Pointer[regexp.Regexp]
+}
+
+// Match reports whether the pattern matches b.
+func (p *Pattern) Match(b []byte) bool {
+	if p.re == nil {
+		if m, ok := p.splitMatch(b); ok {
+			return m
+		}
+		return p.whole().Match(b)
+	}
+	return p.re.Match(b)
 }
 
 // patterns caches compiled until patterns: agents wait for the same few
@@ -133,10 +154,23 @@ func CompilePattern(expr string) (*Pattern, error) {
 }
 
 // MatchString reports whether the pattern matches s (a rendered screen).
-func (p *Pattern) MatchString(s string) bool { return p.re.MatchString(s) }
+func (p *Pattern) MatchString(s string) bool {
+	if p.re == nil {
+		return p.FindStringIndex(s) != nil
+	}
+	return p.re.MatchString(s)
+}
 
 // FindStringIndex is the span of the leftmost match in s, or nil.
-func (p *Pattern) FindStringIndex(s string) []int { return p.re.FindStringIndex(s) }
+func (p *Pattern) FindStringIndex(s string) []int {
+	if p.re == nil {
+		if loc, ok := p.splitFind(s); ok {
+			return loc
+		}
+		return p.whole().FindStringIndex(s)
+	}
+	return p.re.FindStringIndex(s)
+}
 
 // shortPattern is the length up to which a pattern without a repetition
 // count ({n}) cannot reach MaxPatternInsts: every node of its syntax
@@ -152,6 +186,20 @@ func compilePattern(expr string) (*Pattern, error) {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
 	}
 	if len(expr) <= shortPattern && strings.IndexByte(expr, '{') < 0 {
+		if lit, rest, ok := splitPattern(expr); ok {
+			p := &Pattern{expr: expr, lit: lit, litB: []byte(lit), window: patternWindow(2*len(expr) + 1)}
+			if rest == "" {
+				return p, nil
+			}
+			// Shared by every pattern with this rest, cached as a
+			// pattern of its own.
+			r, err := CompilePattern(`\A(?:` + rest + `)`)
+			if err == nil && r.re != nil {
+				p.rest = r.re
+				return p, nil
+			}
+			// Not valid (or not plain): the whole pattern says why.
+		}
 		re, err := regexp.Compile(expr)
 		if err != nil {
 			return nil, fmt.Errorf("not a valid regular expression: %v", err)
@@ -221,7 +269,12 @@ func MustCompilePattern(expr string) *Pattern {
 	return p
 }
 
-func (p *Pattern) String() string { return p.re.String() }
+func (p *Pattern) String() string {
+	if p.re == nil {
+		return p.expr
+	}
+	return p.re.String()
+}
 
 // matcher matches a Pattern against a reader's new output incrementally:
 // each byte is matched again only within the overlap a match may span
@@ -250,7 +303,7 @@ func (m *matcher) match(s *Session, from, head uint64, stop func() bool) bool {
 				raw = raw[i+1:]
 			}
 		}
-		if m.p.re.Match(ansi.Strip(raw)) {
+		if m.p.Match(ansi.Strip(raw)) {
 			return true
 		}
 		m.scanned = end

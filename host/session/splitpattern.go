@@ -1,0 +1,145 @@
+package session
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// A pattern that begins with plain text — "\nmarker\r?\n.*[#$] $", the
+// shape of an agent's marker wait — is matched as that text and the rest:
+// every match of lit+rest starts at an occurrence of lit, and is lit
+// followed by rest's anchored match right after it, so finding lit
+// (bytes.Index) and trying `\A(?:rest)` there finds the same matches as
+// the whole pattern. The rest is compiled once and shared: an agent's
+// markers differ in their text, not in the rest, and a new until pattern
+// otherwise paid a full compile (parse, program, 4-5 KB of garbage) on
+// every round trip (issue 19). A split is made only where it is exact (see
+// splitPattern); anything else is compiled whole, as before.
+
+// minSplitLit is the shortest leading text worth splitting off: a short
+// one occurs often, and every occurrence costs an anchored try.
+const minSplitLit = 3
+
+// maxSplitTries bounds the anchored tries of one match call; past it the
+// whole pattern is compiled and used (adversarial output repeating the
+// leading text cannot make a match cost more than the whole pattern's).
+const maxSplitTries = 32
+
+// splitPattern splits expr into its leading plain text and the rest, or
+// reports that it cannot be split exactly. The rest must not depend on
+// where it starts (no ^, \A, \b, \B), must not hold an alternation at its
+// top level (a|b would split as "a" then "|b"), and must be simple enough
+// to scan here (no \Q quoting, no POSIX classes).
+func splitPattern(expr string) (lit, rest string, ok bool) {
+	i := 0
+	for i < len(expr) && !strings.ContainsRune(`\.+*?()|[]{}^$`, rune(expr[i])) {
+		i++
+	}
+	if i < len(expr) && strings.ContainsRune(`?*+{`, rune(expr[i])) && i > 0 {
+		// The last character is the quantifier's operand: it belongs to
+		// the rest.
+		_, n := utf8.DecodeLastRuneInString(expr[:i])
+		i -= n
+	}
+	lit, rest = expr[:i], expr[i:]
+	if len(lit) < minSplitLit || !utf8.ValidString(lit) {
+		return "", "", false
+	}
+	if strings.Contains(rest, `\Q`) || strings.Contains(rest, "[:") {
+		return "", "", false
+	}
+	depth, inClass := 0, false
+	for j := 0; j < len(rest); j++ {
+		c := rest[j]
+		switch {
+		case c == '\\':
+			if j+1 < len(rest) && strings.IndexByte("AbB", rest[j+1]) >= 0 {
+				return "", "", false
+			}
+			j++ // the escaped character
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+			// A ] first in the class (after an optional ^) is literal.
+			if j+1 < len(rest) && rest[j+1] == '^' {
+				j++
+			}
+			if j+1 < len(rest) && rest[j+1] == ']' {
+				j++
+			}
+		case c == '^':
+			return "", "", false
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth--; depth < 0 {
+				return "", "", false // `\A(?:` + rest + `)` would balance it
+			}
+		case c == '|' && depth == 0:
+			return "", "", false
+		}
+	}
+	if depth != 0 || inClass {
+		return "", "", false
+	}
+	return lit, rest, true
+}
+
+// splitMatch says whether lit followed by rest (anchored) matches in b.
+// It gives up (decided false) after maxSplitTries occurrences of lit.
+func (p *Pattern) splitMatch(b []byte) (matched, decided bool) {
+	off := 0
+	for tries := 0; ; tries++ {
+		i := bytes.Index(b[off:], p.litB)
+		if i < 0 {
+			return false, true
+		}
+		if tries == maxSplitTries {
+			return false, false
+		}
+		q := off + i + len(p.lit)
+		if p.rest == nil || p.rest.Match(b[q:]) {
+			return true, true
+		}
+		off += i + 1
+	}
+}
+
+// splitFind is FindStringIndex for a split pattern.
+func (p *Pattern) splitFind(s string) (loc []int, decided bool) {
+	off := 0
+	for tries := 0; ; tries++ {
+		i := strings.Index(s[off:], p.lit)
+		if i < 0 {
+			return nil, true
+		}
+		if tries == maxSplitTries {
+			return nil, false
+		}
+		start := off + i
+		q := start + len(p.lit)
+		if p.rest == nil {
+			return []int{start, q}, true
+		}
+		if m := p.rest.FindStringIndex(s[q:]); m != nil {
+			return []int{start, q + m[1]}, true
+		}
+		off = start + 1
+	}
+}
+
+// whole is the whole pattern compiled, made on first need (a split
+// pattern that gave up, String of one).
+func (p *Pattern) whole() *regexp.Regexp {
+	if re := p.full.Load(); re != nil {
+		return re
+	}
+	re := regexp.MustCompile(p.expr) // valid: its rest compiled
+	p.full.Store(re)
+	return re
+}
