@@ -216,7 +216,9 @@ func termhostLoad(port, n int, d time.Duration) (loadResult, error) {
 			if !bytes.Contains(r, []byte(`\"sentBytes\":`)) {
 				return lat, fmt.Errorf("session %d round trip %d: telnet_send answered %s", i, k, r)
 			}
-			readArgs = append(append(append(append(readArgs[:0], `{"name":"telnet_read","arguments":{"sessionId":"`...), ids[i]...), `","until":"\\n`...), want...)
+			// The pattern is "\n" + want + `\r?\n.*[#$] $`: a newline
+			// (JSON's \n), the marker, the regexp's \r?\n.
+			readArgs = append(append(append(append(readArgs[:0], `{"name":"telnet_read","arguments":{"sessionId":"`...), ids[i]...), `","until":"\n`...), want...)
 			readArgs = append(readArgs, `\\r?\\n.*[#$] $","timeoutMs":10000}}`...)
 			if r, err = call.tool(readArgs); err != nil {
 				return lat, fmt.Errorf("telnet_read: %v", err)

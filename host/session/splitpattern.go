@@ -33,17 +33,42 @@ const maxSplitTries = 32
 // top level (a|b would split as "a" then "|b"), and must be simple enough
 // to scan here (no \Q quoting, no POSIX classes).
 func splitPattern(expr string) (lit, rest string, ok bool) {
-	i := 0
-	for i < len(expr) && !strings.ContainsRune(`\.+*?()|[]{}^$`, rune(expr[i])) {
-		i++
+	// The leading text: plain characters, and escapes that stand for one
+	// (\n, \r, \t, \f, \v, an escaped punctuation character). A
+	// quantifier after it takes its last character (or escape) into the
+	// rest.
+	var text []byte
+	i, last, lastLen := 0, 0, 0
+	for i < len(expr) {
+		c := expr[i]
+		if c == '\\' {
+			if i+1 >= len(expr) {
+				break
+			}
+			d, ok := escapedChar(expr[i+1])
+			if !ok {
+				break
+			}
+			last, lastLen = i, 1
+			text = append(text, d)
+			i += 2
+			continue
+		}
+		if strings.IndexByte(`.+*?()|[]{}^$`, c) >= 0 {
+			break
+		}
+		_, n := utf8.DecodeRuneInString(expr[i:])
+		last, lastLen = i, n
+		text = append(text, expr[i:i+n]...)
+		i += n
 	}
-	if i < len(expr) && strings.ContainsRune(`?*+{`, rune(expr[i])) && i > 0 {
+	if i < len(expr) && strings.IndexByte(`?*+{`, expr[i]) >= 0 && len(text) > 0 {
 		// The last character is the quantifier's operand: it belongs to
 		// the rest.
-		_, n := utf8.DecodeLastRuneInString(expr[:i])
-		i -= n
+		text = text[:len(text)-lastLen]
+		i = last
 	}
-	lit, rest = expr[:i], expr[i:]
+	lit, rest = string(text), expr[i:]
 	if len(lit) < minSplitLit || !utf8.ValidString(lit) {
 		return "", "", false
 	}
@@ -88,6 +113,27 @@ func splitPattern(expr string) (lit, rest string, ok bool) {
 		return "", "", false
 	}
 	return lit, rest, true
+}
+
+// escapedChar is the character \c stands for, when it stands for one
+// character that is matched as itself.
+func escapedChar(c byte) (byte, bool) {
+	switch c {
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case 'f':
+		return '\f', true
+	case 'v':
+		return '\v', true
+	}
+	if c < 0x80 && strings.IndexByte(`\.+*?()|[]{}^$#&-~ !"%',/:;<=>@_`+"`", c) >= 0 {
+		return c, true
+	}
+	return 0, false
 }
 
 // splitMatch says whether lit followed by rest (anchored) matches in b.

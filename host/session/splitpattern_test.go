@@ -13,10 +13,11 @@ import (
 // (whether it matches, and where the leftmost match starts and ends), over
 // random patterns and random text built from the same pieces.
 func TestSplitPatternSameAsRegexp(t *testing.T) {
-	lits := []string{"abc", "\nt1x2x", "ab", "a", "é€", "xyz", "#", " ", "\r\n", "-->", "a.b"}
+	lits := []string{"abc", "\nt1x2x", "ab", "a", "é€", "xyz", "#", " ", "\r\n", "-->", "a.b",
+		`\nt1x2x`, `ab\.c`, `\r\n`, `x\ty`, `\$ `, `\\x`, `a\-`, `\d`, `\x41bc`, `\`}
 	pieces := []string{`\r?`, `\n`, `.*`, `.+`, `[#$]`, ` `, `$`, `\s*`, `(a|b)`, `(?:ab)*`, `x?`, `[^a]`, `[]a]`, `\d+`,
 		`(?i)b`, `c`, `\.`, `|`, `^`, `\b`, `(`, `)`, `[`, `\z`, `a*?`, `(?s).`, `\QA\E`, `[[:alpha:]]`, `é`, `\x41`, `\pL`}
-	texts := []string{"abc", "\nt1x2x", "\r\n", "# ", "$ ", "ab", "xyz", "é€", "a", "b", "B", "\n", "12", " ", "x", "]", ".", "-->", "\xff", "\xc3"}
+	texts := []string{"abc", "\nt1x2x", "\r\n", "# ", "$ ", "ab", "xyz", "é€", "a", "b", "B", "\n", "12", " ", "x", "]", ".", "-->", "\xff", "\xc3", "\t", "ab.c", "\\x", "a-", "$ ", "Abc"}
 	r := rand.New(rand.NewPCG(splitSeed, 19))
 	split, whole := 0, 0
 	for range splitCases {
@@ -93,6 +94,10 @@ func TestSplitPatternBounded(t *testing.T) {
 func TestSplitPatternRestShared(t *testing.T) {
 	a, _ := compilePattern("\nt1x1x\\r?\\n.*[#$] $")
 	b, _ := compilePattern("\nt1x2x\\r?\\n.*[#$] $")
+	c, _ := compilePattern(`\nt1x3x\r?\n.*[#$] $`) // the newline as the regexp's escape
+	if c.re != nil || c.rest != a.rest || c.lit != "\nt1x3x" {
+		t.Fatalf("an escaped newline was not taken as text: %q %p", c.lit, c.rest)
+	}
 	if a.re != nil || b.re != nil || a.rest == nil || a.rest != b.rest {
 		t.Fatalf("markers not split onto one rest: %p %p", a.rest, b.rest)
 	}
@@ -102,3 +107,28 @@ func TestSplitPatternRestShared(t *testing.T) {
 }
 
 var splitCases, splitSeed = 20000, uint64(1)
+
+// FuzzSplitPattern: any pattern and text, split or not, answer as regexp.
+func FuzzSplitPattern(f *testing.F) {
+	f.Add("\nt1x2x\\r?\\n.*[#$] $", "echo t1x2x\r\r\nt1x2x\r\n# ")
+	f.Add(`abc(d|e)+$`, "abcdeabce")
+	f.Add(`ab\.c(`, "ab.c")
+	f.Fuzz(func(t *testing.T, expr, s string) {
+		want, werr := regexp.Compile(expr)
+		got, gerr := compilePattern(expr)
+		switch {
+		case werr != nil && gerr == nil:
+			t.Fatalf("%q: regexp refuses it (%v), compilePattern does not", expr, werr)
+		case werr != nil:
+			return
+		case gerr != nil:
+			return // too long or too complex for an until pattern
+		}
+		if g, w := got.FindStringIndex(s), want.FindStringIndex(s); !slices.Equal(g, w) {
+			t.Fatalf("%q in %q: %v, regexp %v", expr, s, g, w)
+		}
+		if g, w := got.Match([]byte(s)), want.MatchString(s); g != w {
+			t.Fatalf("%q in %q: Match %v, regexp %v", expr, s, g, w)
+		}
+	})
+}
