@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,6 +67,7 @@ func BenchmarkConcurrentLoad(b *testing.B) {
 				percentiles(b, th.lat, "ms")
 				b.ReportMetric(float64(th.cpu.Microseconds())/float64(len(th.lat)), "cpu-us/rt")
 				b.ReportMetric(th.cpu.Seconds()/th.wall.Seconds(), "cores")
+				b.ReportMetric(float64(th.clientCPU.Microseconds())/float64(len(th.lat)), "client-cpu-us/rt")
 			}
 		})
 	}
@@ -74,9 +76,19 @@ func BenchmarkConcurrentLoad(b *testing.B) {
 // loadResult is one phase: every round trip's latency, how long the phase
 // ran, and (termhost) the CPU time termhost used in it.
 type loadResult struct {
-	lat  []time.Duration
-	wall time.Duration
-	cpu  time.Duration
+	lat       []time.Duration
+	wall      time.Duration
+	cpu       time.Duration
+	clientCPU time.Duration // this process's (the client's)
+}
+
+// selfCPU is this process's user+system time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (r loadResult) rate() float64 { return float64(len(r.lat)) / r.wall.Seconds() }
@@ -196,6 +208,7 @@ func termhostLoad(port, n int, d time.Duration) (loadResult, error) {
 	if err != nil {
 		return loadResult{}, err
 	}
+	clientBefore := selfCPU()
 	res, err := runLoad(n, d, func(i int, until time.Time) ([]time.Duration, error) {
 		// The loop's calls are built by hand and their answers checked by
 		// a scan, not decoded: the client shares the machine with the
@@ -232,6 +245,7 @@ func termhostLoad(port, n int, d time.Duration) (loadResult, error) {
 	})
 	after, cerr := cpuTime(c.cmd.Process.Pid)
 	res.cpu = after - before
+	res.clientCPU = selfCPU() - clientBefore
 	return res, errors.Join(err, cerr)
 }
 

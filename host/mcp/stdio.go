@@ -10,9 +10,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -95,12 +97,13 @@ type stdioConn struct {
 	out   io.Writer
 	max   int
 
-	writeMu           sync.Mutex // guards the write queue
-	wbuf, wspare      []byte     // lines to write; the last batch's buffer, for the next
-	wkeys, wspareKeys []string   // the requests wbuf answers
-	writing           bool       // a writeLine is writing
-	wcond             sync.Cond  // on writeMu: a batch was written
-	werr              error      // the first write error
+	writeMu           sync.Mutex   // guards the write queue
+	wbuf, wspare      []byte       // lines to write; the last batch's buffer, for the next
+	wkeys, wspareKeys []string     // the requests wbuf answers
+	writing           bool         // a writeLine is writing
+	wcond             sync.Cond    // on writeMu: a batch was written
+	werr              error        // the first write error
+	running           atomic.Int32 // direct-path calls being served
 
 	msgs      chan msgOrErr
 	closed    chan struct{}
@@ -173,6 +176,13 @@ func (c *stdioConn) writeLine(data []byte, key string) error {
 		return nil // the writer under way writes it
 	}
 	c.writing = true
+	if c.running.Load() > 1 {
+		// Other calls are running: let those about to answer queue
+		// their lines first, so one write carries them all.
+		c.writeMu.Unlock()
+		runtime.Gosched()
+		c.writeMu.Lock()
+	}
 	var err error
 	for len(c.wbuf) > 0 {
 		buf, keys := c.wbuf, c.wkeys
@@ -532,6 +542,8 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	c.calls[key] = cancel
 	c.mu.Unlock()
 	c.run(func() {
+		c.running.Add(1)
+		defer c.running.Add(-1)
 		defer cancel()
 		res, err := h(ctx, &sdk.CallToolRequest{Params: &p})
 		c.mu.Lock()
