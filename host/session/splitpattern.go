@@ -23,9 +23,12 @@ import (
 const minSplitLit = 3
 
 // maxSplitTries bounds the anchored tries of one match call; past it the
-// whole pattern is compiled and used (adversarial output repeating the
-// leading text cannot make a match cost more than the whole pattern's).
-const maxSplitTries = 32
+// whole pattern is compiled and used. An anchored try costs at most what
+// the whole pattern costs on the window, so output that repeats the
+// leading text makes a match call cost at most maxSplitTries+1 times the
+// window's budget (patternWindow), not more. A marker occurs once or twice
+// (the command's echo, its output).
+const maxSplitTries = 4
 
 // splitPattern splits expr into its leading plain text and the rest, or
 // reports that it cannot be split exactly. The rest must not depend on
