@@ -16,6 +16,9 @@ import (
 // milliseconds, the message says how much output has arrived. The returned
 // function stops it; it must be called before the handler returns.
 func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest, sess *session.Session, timeout time.Duration) func() {
+	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
+		return func() {} // and no message closure made for nothing
+	}
 	return s.progressMsg(ctx, req, timeout, func() string {
 		return fmt.Sprintf("waiting; %d unread bytes so far", sess.Info().Unread)
 	})

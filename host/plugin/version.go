@@ -490,6 +490,9 @@ func (in *instance) retireInstance(te *wasmhost.TrapError) {
 // trapped poisons in if err is a trap, and says whether it was. Called
 // with in locked.
 func (in *instance) trapped(err error) bool {
+	if err == nil {
+		return false // without the errors.As below, whose target escapes: a call allocated it
+	}
 	var te *wasmhost.TrapError
 	if !errors.As(err, &te) {
 		return false
