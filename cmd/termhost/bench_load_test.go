@@ -283,7 +283,11 @@ type muxClient struct {
 	pending map[int64]chan muxReply
 	// leanPending: calls of leanCaller, answered with the raw line.
 	leanPending map[int64]chan []byte
-	done        chan struct{}
+	// The lean calls' write queue (send), under wmu.
+	wbuf, wspare []byte
+	writing      bool
+	werr         error
+	done         chan struct{}
 }
 
 type muxReply struct {
@@ -415,6 +419,39 @@ func (c *muxClient) tool(name string, args map[string]any) (map[string]any, erro
 	return m, nil
 }
 
+// send queues a request line; the first sender writes what is queued,
+// in one write per batch, as termhost writes its answers: the requests
+// of sessions whose answers came together go out together.
+func (c *muxClient) send(line []byte) error {
+	c.wmu.Lock()
+	if c.werr != nil {
+		err := c.werr
+		c.wmu.Unlock()
+		return err
+	}
+	c.wbuf = append(c.wbuf, line...)
+	if c.writing {
+		c.wmu.Unlock()
+		return nil
+	}
+	c.writing = true
+	for len(c.wbuf) > 0 && c.werr == nil {
+		buf := c.wbuf
+		c.wbuf = c.wspare[:0]
+		c.wmu.Unlock()
+		_, err := c.in.Write(buf)
+		c.wmu.Lock()
+		c.wspare = buf[:0]
+		if err != nil {
+			c.werr = err
+		}
+	}
+	c.writing = false
+	err := c.werr
+	c.wmu.Unlock()
+	return err
+}
+
 // leanID reads the id of a response line as termhost writes it
 // (`{"jsonrpc":"2.0","id":N,...`), without decoding the line.
 func leanID(line []byte) (int64, bool) {
@@ -456,10 +493,7 @@ func (l *leanCaller) tool(params []byte) ([]byte, error) {
 	c.mu.Unlock()
 	l.line = strconv.AppendInt(append(l.line[:0], `{"jsonrpc":"2.0","id":`...), id, 10)
 	l.line = append(append(append(l.line, `,"method":"tools/call","params":`...), params...), "}\n"...)
-	c.wmu.Lock()
-	_, err := c.in.Write(l.line)
-	c.wmu.Unlock()
-	if err != nil {
+	if err := c.send(l.line); err != nil {
 		return nil, err
 	}
 	l.timer.Reset(30 * time.Second)
