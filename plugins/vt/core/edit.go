@@ -136,10 +136,13 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 		n := 1
 		switch {
 		case c < 0x80:
-			// A lone printable ASCII character between others (the
-			// space between two words) is taken here, on a row that is
-			// no longer plain; a longer run goes back to printASCII.
-			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f {
+			// Printable ASCII after other characters, on a row that is no
+			// longer plain, is taken here: a lone character (the space
+			// between two words) as any other, a run (the text after a
+			// box-drawing character) stored eight bytes at a time up to
+			// the row's end, saving the way back through Write and
+			// printASCII.
+			if c-0x20 >= 0x5f {
 				return i
 			}
 			if l == nil {
@@ -150,6 +153,36 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			}
 			if l.fast {
 				return i
+			}
+			if i+1 < len(b) && b[i+1]-0x20 < 0x5f {
+				if t.wrapNext {
+					return i // printASCII wraps
+				}
+				cells := l.cells
+				x := t.x
+				src := b[i:]
+				if len(src) > len(cells)-x {
+					src = src[:len(cells)-x]
+				}
+				dst := cells[x : x+len(src)]
+				if x > 0 && dst[0].flags()&cellSpacer != 0 {
+					cells[x-1] = mkCell(0, cells[x-1].style(), 0)
+				}
+				k := storeASCIIStyled(dst, src, mkCell(0, t.penIdx, 0))
+				if e := x + k; e < len(cells) && cells[e].flags()&cellSpacer != 0 {
+					cells[e] = mkCell(0, cells[e].style(), 0)
+				}
+				l.touch(x + k)
+				t.lastChar = rune(src[k-1])
+				i += k
+				x += k
+				if x >= t.cols {
+					t.x = t.cols - 1
+					t.wrapNext = t.autowrap
+				} else {
+					t.x = x
+				}
+				continue
 			}
 			r = rune(c)
 		case c >= 0xE0 && c < 0xF0:
@@ -181,10 +214,6 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			n = 4
 		default:
 			return i
-		}
-		if n > 1 {
-			// What utf8Byte leaves behind (the state is marshalled).
-			t.p.ucp, t.p.ulen = r, uint8(n)
 		}
 		w := 1
 		if r >= 0x300 {
@@ -725,6 +754,36 @@ func (t *Terminal) eraseDisplay(mode int, selective bool) {
 		}
 	case 3:
 		t.sb.clear()
+	}
+}
+
+// eraseToEnd is EL 0 without a pending wrap (eraseLine and eraseCells in
+// one call: the row's end in a full-screen program's every line).
+func (t *Terminal) eraseToEnd() {
+	l := t.cur.lineRaw(t.y)
+	if l.lazy {
+		l.materialize()
+	}
+	l.wrapped = false
+	cells := l.cells
+	from := t.x
+	if from >= len(cells) {
+		return
+	}
+	if from > 0 && cells[from].flags()&cellSpacer != 0 {
+		cells[from-1] = mkCell(0, cells[from-1].style(), 0)
+	}
+	blank := t.eraseBlank()
+	if blank != 0 {
+		l.fast = false
+		fill(cells[from:], blank)
+		l.used = len(cells)
+		return
+	}
+	if from < l.used {
+		// A plain row's text past used is never read.
+		fill(cells[from:l.used], 0)
+		l.used = from
 	}
 }
 

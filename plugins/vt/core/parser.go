@@ -214,7 +214,10 @@ func (t *Terminal) Write(b []byte) {
 // look like. Anything else (a colon, an intermediate, a control inside,
 // the sequence cut by the end of b) returns 0 having changed nothing the
 // state machine does not reset, and the bytes go through it one by one.
-// The parameters stored are those the machine would store.
+//
+// The parameters are stored only where a handler reads them (SGR, and
+// csiDispatch for the rest): what a finished sequence leaves in the parser
+// is dead, and MarshalBinary writes it cleared.
 func (t *Terminal) csiFast(b []byte, i int) int {
 	j := i + 2
 	if j >= len(b) || b[i+1] != '[' {
@@ -269,7 +272,6 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 			return 0
 		}
 		p.params[n] = uint16(v)
-		p.top[n] = uint8(n)
 		n++
 		v = 0
 		seen = true
@@ -280,30 +282,54 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 	}
 	if seen {
 		p.params[n] = uint16(v)
-		p.top[n] = uint8(n)
 		n++
 	}
-	p.clearParams()
-	p.priv = priv
-	p.np, p.ntop = uint8(n), uint8(n)
-	p.st = psGround
 	if priv == 0 {
-		// SGR and CUP, the most frequent, without csiDispatch's checks
-		// and search for the final byte.
+		// SGR, CUP and EL, the most frequent, without csiDispatch's
+		// checks and search for the final byte.
 		switch b[j] {
 		case 'm':
 			t.lastChar = 0
+			if n == 0 || n == 1 && p.params[0] == 0 {
+				// SGR 0, the most frequent: the default style is
+				// always index 0, and its erase cell the zero cell.
+				t.pen, t.penIdx = style{}, 0
+				t.blank, t.blankStale = 0, false
+				return j + 1
+			}
+			p.np, p.sub = uint8(n), 0
 			t.sgr()
 			return j + 1
 		case 'H':
 			t.lastChar = 0
-			t.moveTo(p.arg(1, 1)-1, p.arg(0, 1)-1+t.homeRow()) // cup, inline
+			y, x := 1, 1
+			if n > 0 && p.params[0] != 0 {
+				y = int(p.params[0])
+			}
+			if n > 1 && p.params[1] != 0 {
+				x = int(p.params[1])
+			}
+			t.moveTo(x-1, y-1+t.homeRow()) // cup, inline
 			return j + 1
 		case 'K':
 			t.lastChar = 0
-			t.eraseLine(p.raw(0), false)
+			mode := 0
+			if n > 0 {
+				mode = int(p.params[0])
+			}
+			if mode == 0 && !t.wrapNext {
+				t.eraseToEnd()
+			} else {
+				t.eraseLine(mode, false)
+			}
 			return j + 1
 		}
+	}
+	p.clearParams()
+	p.priv = priv
+	p.np, p.ntop = uint8(n), uint8(n)
+	for k := range n {
+		p.top[k] = uint8(k)
 	}
 	t.csiDispatch(b[j])
 	return j + 1
