@@ -533,17 +533,39 @@ func (t *Terminal) combine(r rune) {
 	if c.r() == 0 && c.flags()&cellGrapheme == 0 {
 		return
 	}
+	// The cell's character (or grapheme) and the mark give the same
+	// grapheme every time while the table stands: the cache spares
+	// building the text and the map's string hash (dear under
+	// WebAssembly) for the few combinations a text repeats.
+	key := uint64(c.r()) | uint64(c.flags()&cellGrapheme)<<32 | uint64(r)<<40
+	e := &t.markCache[(key*0x9E3779B97F4A7C15)>>(64-6)]
+	if e.key == key && e.gen == t.graphGen && !t.noMarkCache {
+		*c = mkCell(e.idx, c.style(), c.flags()|cellGrapheme)
+		return
+	}
 	var buf [maxMarksBytes + 8]byte
 	s := t.cellText(buf[:0], *c)
 	if len(s)+4 > maxMarksBytes+4 {
 		return
 	}
 	s = appendRune(s, r)
+	gen := t.graphGen
 	idx, ok := t.graphemeIndex(s)
 	if !ok {
 		return
 	}
+	if t.graphGen == gen { // else a compaction renumbered what key names
+		*e = markEntry{key: key, idx: idx, gen: gen}
+	}
 	*c = mkCell(idx, c.style(), c.flags()|cellGrapheme)
+}
+
+// markEntry is an entry of Terminal.markCache: the grapheme index that
+// attaching a mark to a cell's character gave, valid while graphGen is
+// gen (the grapheme table is renumbered by compaction and reset).
+type markEntry struct {
+	key      uint64 // the cell's rune or grapheme index, its grapheme flag, the mark
+	idx, gen uint32
 }
 
 func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {

@@ -220,7 +220,7 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("%w: not a vt state (bad magic or version)", errState)
 	}
 	d := &decoder{b: b[len(marshalMagic):]}
-	n := &Terminal{}
+	n := &Terminal{graphGen: 1}
 	n.cols = d.uv(maxDim, "cols")
 	n.rows = d.uv(maxDim, "rows")
 	if d.err == nil && (n.cols < 1 || n.rows < 1 || n.cols*n.rows > MaxCells) {
