@@ -83,18 +83,8 @@ type Terminal struct {
 
 	styles     []style
 	styleSlots []uint16 // the index of styles (styletab.go)
-	// styleHint maps a hash of a style to the index intern last gave it:
-	// a hint checked against styles before use, so it needs no
-	// invalidation when the table is compacted or replaced, and spares
-	// the probe of styleSlots for the styles a program keeps switching
-	// between. 1024 slots, not 256: coloured text with many colours
-	// found four in ten of its styles only by the probe with 256.
-	styleHint [1024]uint16
-	graphemes []string
-	// markCache and graphGen: see markEntry.
-	markCache [64]markEntry
-	graphGen  uint32
-	graphIdx  map[string]uint32
+	graphemes  []string
+	graphIdx   map[string]uint32
 
 	reply []byte
 
@@ -112,6 +102,19 @@ type Terminal struct {
 	// newEntries counts the style and grapheme entries asked for since the
 	// last compaction (see mayCompact).
 	newEntries int
+
+	// The tables below come last: the fields above, which every byte
+	// reads, keep their offsets and their cache lines.
+	// styleHint maps a hash of a style to the index intern last gave it:
+	// a hint checked against styles before use, so it needs no
+	// invalidation when the table is compacted or replaced, and spares
+	// the probe of styleSlots for the styles a program keeps switching
+	// between. 1024 slots, not 256: coloured text with many colours
+	// found four in ten of its styles only by the probe with 256.
+	styleHint [1024]uint16
+	// markCache and graphGen: see markEntry.
+	markCache [64]markEntry
+	graphGen  uint32
 }
 
 func clampDim(v, def int) int {
