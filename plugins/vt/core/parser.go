@@ -1,5 +1,10 @@
 package core
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Parser states, after Paul Williams' DEC ANSI parser
 // (https://vt100.net/emu/dec_ansi_parser). The values are part of the
 // MarshalBinary format.
@@ -225,13 +230,42 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 	}
 	p := &t.p
 	var priv byte
+	n := 0        // parameters stored
+	seen := false // a digit or ';' was seen: at least one parameter
+	v := uint32(0)
+	// The short forms, most of what full-screen and colouring programs
+	// send (CUP "12;1H", SGR "0m", "33m", "44;37m", EL "K"): at most
+	// two parameters of at most three digits and the final byte within
+	// the eight bytes after '[', parsed with word arithmetic instead of
+	// a branch per byte.
+	if j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j : j+8 : j+8])
+		g := uint(bits.TrailingZeros64(swarNonDigit(x))) >> 3
+		v0, v1 := shortNum(x, g), uint32(0)
+		c := byte(x >> (8 * g))
+		end := g
+		if g > 0 {
+			n = 1
+		}
+		if c == ';' && g <= 3 {
+			x2 := x >> (8 * (g + 1))
+			g = uint(bits.TrailingZeros64(swarNonDigit(x2))) >> 3
+			v1 = shortNum(x2, g)
+			c = byte(x2 >> (8 * g))
+			n = 2
+			end += 1 + g
+		}
+		if g <= 3 && c >= 0x40 && c <= 0x7E {
+			p.params[0], p.params[1] = uint16(v0), uint16(v1)
+			j += int(end)
+			goto dispatch
+		}
+		n = 0
+	}
 	if c := b[j]; c >= 0x3C && c <= 0x3F {
 		priv = c
 		j++
 	}
-	n := 0        // parameters stored
-	seen := false // a digit or ';' was seen: at least one parameter
-	v := uint32(0)
 	// One iteration per parameter, not per byte: up to three digits are
 	// read without going round the loop (a loop's back edge is an
 	// indirect jump through the function's dispatch table in Go's
@@ -284,6 +318,7 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 		p.params[n] = uint16(v)
 		n++
 	}
+dispatch:
 	if priv == 0 {
 		// SGR, CUP and EL, the most frequent, without csiDispatch's
 		// checks and search for the final byte.
@@ -340,6 +375,31 @@ func (t *Terminal) csiFast(b []byte, i int) int {
 	}
 	t.csiDispatch(b[j])
 	return j + 1
+}
+
+// swarNonDigit marks (0x80) the bytes of x that are not a decimal digit,
+// exact up to and including the first marked byte (as swarNonPrintable):
+// for bytes below 0x80, which do not carry, x+0x50 has its top bit set
+// iff the byte is >= '0' and x+0x46 iff it is > '9'.
+func swarNonDigit(x uint64) uint64 {
+	const hi = 0x8080808080808080
+	return (x | ^(x + 0x5050505050505050) | (x + 0x4646464646464646)) & hi
+}
+
+// shortNum is the number the first g (at most 3) bytes of x spell, all
+// digits; 0 for g == 0.
+func shortNum(x uint64, g uint) uint32 {
+	d := x - 0x3030303030303030 // no borrow reaches a byte after digits only
+	d0, d1, d2 := uint32(d&0xff), uint32(d>>8&0xff), uint32(d>>16&0xff)
+	switch g {
+	case 0:
+		return 0
+	case 1:
+		return d0
+	case 2:
+		return d0*10 + d1
+	}
+	return d0*100 + d1*10 + d2
 }
 
 // utf8Byte decodes one byte of UTF-8 text in the ground state. Invalid
