@@ -254,47 +254,21 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 		if e := x + w; e < len(cells) && cells[e-1].flags()&cellWide != 0 {
 			cells[e] = mkCell(0, cells[e].style(), 0)
 		}
-		i += n
 		if w == 2 {
 			d := cells[x : x+2 : x+2]
 			d[0] = mkCell(uint32(r), t.penIdx, cellWide)
 			d[1] = mkCell(0, t.penIdx, cellSpacer)
-			x += 2
-			// The rest of a run of wide characters of three bytes (a
-			// CJK word) in a tight loop, up to the row's end: the cell at
-			// x is never a wide character's orphaned right half here
-			// (the store above blanked it), so only the right side needs
-			// fixing.
-			st := mkCell(0, t.penIdx, 0)
-			for x+2 <= len(cells) && i+2 < len(b) {
-				c0, c1, c2 := b[i], b[i+1], b[i+2]
-				r2 := rune(c0&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F)
-				if c0&0xF0 != 0xE0 || c1&0xC0 != 0x80 || c2&0xC0 != 0x80 || r2 < 0x1100 || r2 >= 0xD800 && r2 < 0xE000 ||
-					bmpWidths[r2>>2]>>((r2&3)*2)&3 != 2 {
-					break
-				}
-				if e := x + 2; e < len(cells) && cells[x+1].flags()&cellWide != 0 {
-					cells[e] = mkCell(0, cells[e].style(), 0)
-				}
-				d := cells[x : x+2 : x+2]
-				d[0] = st | cell(r2) | cell(cellWide)<<48
-				d[1] = st | cell(cellSpacer)<<48
-				r = r2
-				x += 2
-				i += 3
-			}
-			t.lastChar = r
-			l.touch(x)
 		} else {
 			cells[x] = mkCell(uint32(r), t.penIdx, 0)
-			x++
 		}
+		x += w
 		if x >= t.cols {
 			t.x = t.cols - 1
 			t.wrapNext = t.autowrap
 		} else {
 			t.x = x
 		}
+		i += n
 	}
 	return i
 }

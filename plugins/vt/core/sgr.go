@@ -121,7 +121,7 @@ func (t *Terminal) sgr() {
 		k.ulStyle = 0
 	}
 	h32 := styleHash32(k)
-	if i := t.styleHint[h32>>22]; int(i) < len(t.styles) && sameStyle(&t.styles[i], &k) {
+	if i := t.styleHint[uint8(h32>>24)]; int(i) < len(t.styles) && sameStyle(&t.styles[i], &k) {
 		t.penIdx = i
 	} else {
 		t.penIdx = t.internSlow(k, h32)

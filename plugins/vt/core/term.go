@@ -108,10 +108,9 @@ type Terminal struct {
 	// styleHint maps a hash of a style to the index intern last gave it:
 	// a hint checked against styles before use, so it needs no
 	// invalidation when the table is compacted or replaced, and spares
-	// the probe of styleSlots for the styles a program keeps switching
-	// between. 1024 slots, not 256: coloured text with many colours
-	// found four in ten of its styles only by the probe with 256.
-	styleHint [1024]uint16
+	// the map lookup (dear under WebAssembly) for the few styles a
+	// program keeps switching between.
+	styleHint [256]uint16
 	// markCache and graphGen: see markEntry.
 	markCache [64]markEntry
 	graphGen  uint32
@@ -257,7 +256,7 @@ func (t *Terminal) intern(s style) uint16 {
 		s.ulStyle = 0
 	}
 	h32 := styleHash32(s)
-	h := h32 >> 22
+	h := uint8(h32 >> 24)
 	if i := t.styleHint[h]; int(i) < len(t.styles) && sameStyle(&t.styles[i], &s) {
 		return i
 	}
@@ -267,7 +266,7 @@ func (t *Terminal) intern(s style) uint16 {
 // internSlow is intern past the hint: styleLookup, inline, whose probe
 // ends at the empty slot a new style then takes.
 func (t *Terminal) internSlow(s style, h32 uint32) uint16 {
-	h := h32 >> 22
+	h := uint8(h32 >> 24)
 	slots := t.styleSlots
 	mask := uint32(len(slots) - 1)
 	j := h32 & mask
