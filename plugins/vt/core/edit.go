@@ -136,10 +136,13 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 		n := 1
 		switch {
 		case c < 0x80:
-			// A lone printable ASCII character between others (the
-			// space between two words) is taken here, on a row that is
-			// no longer plain; a longer run goes back to printASCII.
-			if c-0x20 >= 0x5f || i+1 < len(b) && b[i+1]-0x20 < 0x5f {
+			// Printable ASCII after other characters, on a row that is no
+			// longer plain, is taken here: a lone character (the space
+			// between two words) as any other, a run (the text after a
+			// box-drawing character) stored eight bytes at a time up to
+			// the row's end, saving the way back through Write and
+			// printASCII.
+			if c-0x20 >= 0x5f {
 				return i
 			}
 			if l == nil {
@@ -150,6 +153,36 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			}
 			if l.fast {
 				return i
+			}
+			if i+1 < len(b) && b[i+1]-0x20 < 0x5f {
+				if t.wrapNext {
+					return i // printASCII wraps
+				}
+				cells := l.cells
+				x := t.x
+				src := b[i:]
+				if len(src) > len(cells)-x {
+					src = src[:len(cells)-x]
+				}
+				dst := cells[x : x+len(src)]
+				if x > 0 && dst[0].flags()&cellSpacer != 0 {
+					cells[x-1] = mkCell(0, cells[x-1].style(), 0)
+				}
+				k := storeASCIIStyled(dst, src, mkCell(0, t.penIdx, 0))
+				if e := x + k; e < len(cells) && cells[e].flags()&cellSpacer != 0 {
+					cells[e] = mkCell(0, cells[e].style(), 0)
+				}
+				l.touch(x + k)
+				t.lastChar = rune(src[k-1])
+				i += k
+				x += k
+				if x >= t.cols {
+					t.x = t.cols - 1
+					t.wrapNext = t.autowrap
+				} else {
+					t.x = x
+				}
+				continue
 			}
 			r = rune(c)
 		case c >= 0xE0 && c < 0xF0:
@@ -181,10 +214,6 @@ func (t *Terminal) printUTF8(b []byte, i int) int {
 			n = 4
 		default:
 			return i
-		}
-		if n > 1 {
-			// What utf8Byte leaves behind (the state is marshalled).
-			t.p.ucp, t.p.ulen = r, uint8(n)
 		}
 		w := 1
 		if r >= 0x300 {
@@ -478,17 +507,39 @@ func (t *Terminal) combine(r rune) {
 	if c.r() == 0 && c.flags()&cellGrapheme == 0 {
 		return
 	}
+	// The cell's character (or grapheme) and the mark give the same
+	// grapheme every time while the table stands: the cache spares
+	// building the text and the map's string hash (dear under
+	// WebAssembly) for the few combinations a text repeats.
+	key := uint64(c.r()) | uint64(c.flags()&cellGrapheme)<<32 | uint64(r)<<40
+	e := &t.markCache[(key*0x9E3779B97F4A7C15)>>(64-6)]
+	if e.key == key && e.gen == t.graphGen && !t.noMarkCache {
+		*c = mkCell(e.idx, c.style(), c.flags()|cellGrapheme)
+		return
+	}
 	var buf [maxMarksBytes + 8]byte
 	s := t.cellText(buf[:0], *c)
 	if len(s)+4 > maxMarksBytes+4 {
 		return
 	}
 	s = appendRune(s, r)
+	gen := t.graphGen
 	idx, ok := t.graphemeIndex(s)
 	if !ok {
 		return
 	}
+	if t.graphGen == gen { // else a compaction renumbered what key names
+		*e = markEntry{key: key, idx: idx, gen: gen}
+	}
 	*c = mkCell(idx, c.style(), c.flags()|cellGrapheme)
+}
+
+// markEntry is an entry of Terminal.markCache: the grapheme index that
+// attaching a mark to a cell's character gave, valid while graphGen is
+// gen (the grapheme table is renumbered by compaction and reset).
+type markEntry struct {
+	key      uint64 // the cell's rune or grapheme index, its grapheme flag, the mark
+	idx, gen uint32
 }
 
 func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
@@ -725,6 +776,36 @@ func (t *Terminal) eraseDisplay(mode int, selective bool) {
 		}
 	case 3:
 		t.sb.clear()
+	}
+}
+
+// eraseToEnd is EL 0 without a pending wrap (eraseLine and eraseCells in
+// one call: the row's end in a full-screen program's every line).
+func (t *Terminal) eraseToEnd() {
+	l := t.cur.lineRaw(t.y)
+	if l.lazy {
+		l.materialize()
+	}
+	l.wrapped = false
+	cells := l.cells
+	from := t.x
+	if from >= len(cells) {
+		return
+	}
+	if from > 0 && cells[from].flags()&cellSpacer != 0 {
+		cells[from-1] = mkCell(0, cells[from-1].style(), 0)
+	}
+	blank := t.eraseBlank()
+	if blank != 0 {
+		l.fast = false
+		fill(cells[from:], blank)
+		l.used = len(cells)
+		return
+	}
+	if from < l.used {
+		// A plain row's text past used is never read.
+		fill(cells[from:l.used], 0)
+		l.used = from
 	}
 }
 

@@ -138,3 +138,41 @@ func TestCSIFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestCSIShortForms: the two-parameter forms csiFast parses with word
+// arithmetic (at most three digits each), and their neighbours that it
+// must leave to the loop (four digits, three parameters, an intermediate,
+// a private marker), give the cursor the state machine gives it.
+func TestCSIShortForms(t *testing.T) {
+	nums := []string{"", "0", "1", "7", "10", "12", "99", "100", "999", "1000", "1234", "65535", "0001", "007"}
+	seps := []string{";", ";;", " ", "?", ":"}
+	for _, a := range nums {
+		for _, c := range nums {
+			for _, sep := range seps {
+				for _, fin := range []string{"H", "f", "G", "d", "m", "K"} {
+					b := []byte("\x1b[" + a + sep + c + fin + "\x1b[6n")
+					if sep == "?" {
+						b = []byte("\x1b[?" + a + ";" + c + fin + "\x1b[6n")
+					}
+					b = append(b, "........"...) // csiFast's 8-byte look-ahead
+					whole := New(Options{Cols: 1000, Rows: 3, Scrollback: -1})
+					whole.Write(b)
+					bytewise := New(Options{Cols: 1000, Rows: 3, Scrollback: -1})
+					var replies []byte
+					for i := range b {
+						bytewise.Write(b[i : i+1])
+						replies = append(replies, bytewise.Replies()...)
+					}
+					if got, want := string(whole.Replies()), string(replies); got != want {
+						t.Fatalf("%q: reply %q, byte by byte %q", b, got, want)
+					}
+					g, _ := whole.MarshalBinary()
+					w, _ := bytewise.MarshalBinary()
+					if string(g) != string(w) {
+						t.Fatalf("%q: state differs from byte by byte", b)
+					}
+				}
+			}
+		}
+	}
+}

@@ -76,6 +76,21 @@ func (t *Terminal) MarshalBinary() ([]byte, error) {
 		e.b = append(e.b, l.b...)
 	}
 	p := &t.p
+	if p.st == psGround || p.uneed == 0 {
+		// What the ground state and a finished UTF-8 sequence leave in the
+		// parser is dead (the next ESC clears the parameters, the next
+		// lead byte sets the decoder): it is written cleared, so the fast
+		// paths, which skip storing it, marshal as the state machine does.
+		q := *p
+		p = &q
+		if q.st == psGround {
+			q.priv, q.ninter, q.inter, q.interOv = 0, 0, [2]byte{}, false
+			q.np, q.ntop, q.nsub, q.pDrop, q.sub = 0, 0, 0, false, 0
+		}
+		if q.uneed == 0 {
+			q.ucp, q.ulen = 0, 0
+		}
+	}
 	e.b = append(e.b, p.st, p.priv, p.ninter, p.inter[0], p.inter[1])
 	e.bool(p.interOv)
 	e.b = append(e.b, p.np, p.ntop, p.nsub)
@@ -205,7 +220,7 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("%w: not a vt state (bad magic or version)", errState)
 	}
 	d := &decoder{b: b[len(marshalMagic):]}
-	n := &Terminal{}
+	n := &Terminal{graphGen: 1}
 	n.cols = d.uv(maxDim, "cols")
 	n.rows = d.uv(maxDim, "rows")
 	if d.err == nil && (n.cols < 1 || n.rows < 1 || n.cols*n.rows > MaxCells) {

@@ -122,6 +122,7 @@ func (t *Terminal) compact() {
 	t.styles = append(t.styles[:0], newStyles...)
 	t.rebuildStyleSlots()
 	t.graphemes = newGraph
+	t.graphGen++
 	t.graphIdx = make(map[string]uint32, len(newGraph))
 	for i, g := range newGraph {
 		t.graphIdx[g] = uint32(i)

@@ -83,14 +83,8 @@ type Terminal struct {
 
 	styles     []style
 	styleSlots []uint16 // the index of styles (styletab.go)
-	// styleHint maps a hash of a style to the index intern last gave it:
-	// a hint checked against styles before use, so it needs no
-	// invalidation when the table is compacted or replaced, and spares
-	// the map lookup (dear under WebAssembly) for the few styles a
-	// program keeps switching between.
-	styleHint [256]uint16
-	graphemes []string
-	graphIdx  map[string]uint32
+	graphemes  []string
+	graphIdx   map[string]uint32
 
 	reply []byte
 
@@ -102,9 +96,24 @@ type Terminal struct {
 	// eagerRows keeps every row's cells up to date (no lazy rows, see
 	// line): the reference the tests compare lazy rows with.
 	eagerRows bool
+	// noMarkCache: combine never takes markCache's answer (the reference
+	// TestMarkCache compares with).
+	noMarkCache bool
 	// newEntries counts the style and grapheme entries asked for since the
 	// last compaction (see mayCompact).
 	newEntries int
+
+	// The tables below come last: the fields above, which every byte
+	// reads, keep their offsets and their cache lines.
+	// styleHint maps a hash of a style to the index intern last gave it:
+	// a hint checked against styles before use, so it needs no
+	// invalidation when the table is compacted or replaced, and spares
+	// the map lookup (dear under WebAssembly) for the few styles a
+	// program keeps switching between.
+	styleHint [256]uint16
+	// markCache and graphGen: see markEntry.
+	markCache [64]markEntry
+	graphGen  uint32
 }
 
 func clampDim(v, def int) int {
@@ -175,6 +184,7 @@ func (t *Terminal) resetTables() {
 	t.styles = append(t.styles[:0], style{})
 	t.rebuildStyleSlots()
 	t.graphemes = t.graphemes[:0]
+	t.graphGen++
 	t.graphIdx = map[string]uint32{}
 }
 
