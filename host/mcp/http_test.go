@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -464,6 +465,10 @@ func TestHTTPIdleMCPSessionOrphans(t *testing.T) {
 	began := time.Now()
 	for !h.Sessions.Orphaned(id) {
 		if time.Now().After(deadline) {
+			// Seen twice in full CI runs (never alone): where every
+			// goroutine is, for the next one to read.
+			buf := make([]byte, 4<<20)
+			t.Logf("goroutines:\n%s", buf[:runtime.Stack(buf, true)])
 			t.Fatal("the idle MCP session's terminal session did not become an orphan")
 		}
 		time.Sleep(10 * time.Millisecond)
