@@ -14,32 +14,8 @@ import (
 
 // The tools the fast argument path is for, with their registered bounds.
 func fastSchemas() (send, read, ref, keys *jsonschema.Schema) {
-	send = schema[sendIn](func(p schemaProps) {
-		sessionRef(p)
-		p["command"].MaxLength = ptr(maxCommandLen)
-		p["signal"].Enum = []any{"ip", "brk", "ayt"}
-	})
-	read = schema[readIn](func(p schemaProps) {
-		sessionRef(p)
-		p["encoding"].Enum = encodings
-		p["waitMs"].Minimum, p["waitMs"].Maximum = ptr(0.0), ptr(float64(maxWaitMs))
-		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
-		waitBounds(p)
-	})
-	ref = schema[sessionIn](sessionRef)
-	keys = schema[sendKeysIn](func(p schemaProps) {
-		tuiRef(p)
-		k := p["keys"]
-		k.Types = []string{"string", "array"}
-		k.MaxLength, k.MaxItems = ptr(maxKeysLine), ptr(maxKeys)
-		k.Type = ""
-		k.Items = &jsonschema.Schema{Type: "string", MaxLength: ptr(maxKeyName)}
-		p["text"].MaxLength = ptr(maxText)
-		p["paste"].MaxLength = ptr(maxText)
-		p["view"].Enum = []any{"plain", "ansi"}
-		screenWaitBounds(p)
-	})
-	return
+	return schema[sendIn](telnetSendSchema), schema[readIn](telnetReadSchema),
+		schema[sessionIn](sessionRef), schema[sendKeysIn](sendKeysSchema)
 }
 
 // argCorpus is arguments of every shape: plain ones the fast path takes,

@@ -33,18 +33,21 @@ func (s *Server) addSendKeys() {
 		Name:        "send_keys",
 		Description: "Type into a session: text, then keys (by name), or paste. With a wait, returns the screen after it.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
-	}, func(p schemaProps) {
-		tuiRef(p)
-		k := p["keys"]
-		k.Types = []string{"string", "array"}
-		k.MaxLength, k.MaxItems = ptr(maxKeysLine), ptr(maxKeys)
-		k.Type = ""
-		k.Items = &jsonschema.Schema{Type: "string", MaxLength: ptr(maxKeyName)}
-		p["text"].MaxLength = ptr(maxText)
-		p["paste"].MaxLength = ptr(maxText)
-		p["view"].Enum = []any{"plain", "ansi"}
-		screenWaitBounds(p)
-	}, s.sendKeys)
+	}, sendKeysSchema, s.sendKeys)
+}
+
+// sendKeysSchema is the bounds of send_keys's arguments.
+func sendKeysSchema(p schemaProps) {
+	tuiRef(p)
+	k := p["keys"]
+	k.Types = []string{"string", "array"}
+	k.MaxLength, k.MaxItems = ptr(maxKeysLine), ptr(maxKeys)
+	k.Type = ""
+	k.Items = &jsonschema.Schema{Type: "string", MaxLength: ptr(maxKeyName)}
+	p["text"].MaxLength = ptr(maxText)
+	p["paste"].MaxLength = ptr(maxText)
+	p["view"].Enum = []any{"plain", "ansi"}
+	screenWaitBounds(p)
 }
 
 func (s *Server) sendKeys(ctx context.Context, req *sdk.CallToolRequest, in sendKeysIn) (any, error) {

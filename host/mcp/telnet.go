@@ -83,6 +83,22 @@ const (
 // sessionRef bounds the session-reference field of a tool's schema.
 func sessionRef(p schemaProps) { p["sessionId"].MaxLength = ptr(maxRefLen) }
 
+// telnetSendSchema and telnetReadSchema are the bounds of telnet_send's
+// and telnet_read's arguments (the fast argument path's tests use them).
+func telnetSendSchema(p schemaProps) {
+	sessionRef(p)
+	p["command"].MaxLength = ptr(maxCommandLen)
+	p["signal"].Enum = []any{"ip", "brk", "ayt"}
+}
+
+func telnetReadSchema(p schemaProps) {
+	sessionRef(p)
+	p["encoding"].Enum = encodings
+	p["waitMs"].Minimum, p["waitMs"].Maximum = ptr(0.0), ptr(float64(maxWaitMs))
+	p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
+	waitBounds(p)
+}
+
 func (s *Server) addTelnetTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_connect",
@@ -106,11 +122,7 @@ func (s *Server) addTelnetTools() {
 		Name:        "telnet_send",
 		Description: "Send a line (command + CR LF) to a Telnet session. Read the answer with telnet_read.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, func(p schemaProps) {
-		sessionRef(p)
-		p["command"].MaxLength = ptr(maxCommandLen)
-		p["signal"].Enum = []any{"ip", "brk", "ayt"}
-	}, s.telnetSend)
+	}, telnetSendSchema, s.telnetSend)
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name: "telnet_read",
@@ -118,13 +130,7 @@ func (s *Server) addTelnetTools() {
 			"reason says why it returned.",
 		// Reading consumes buffered output, so it is not read-only.
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}, func(p schemaProps) {
-		sessionRef(p)
-		p["encoding"].Enum = encodings
-		p["waitMs"].Minimum, p["waitMs"].Maximum = ptr(0.0), ptr(float64(maxWaitMs))
-		p["maxBytes"].Minimum, p["maxBytes"].Maximum = ptr(1.0), ptr(float64(maxReadSize))
-		waitBounds(p)
-	}, s.telnetRead)
+	}, telnetReadSchema, s.telnetRead)
 
 	addTool(s, textVoice, &sdk.Tool{
 		Name:        "telnet_disconnect",
