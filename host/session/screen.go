@@ -329,7 +329,7 @@ func (s *Session) rebuildScreen() {
 	// Reopened, the screen has the size the session was opened with.
 	// The replay feeds everything the buffer holds: nothing is held back
 	// any more, and the screen's rest is not known.
-	s.w.screenOff, s.w.textTo, s.screenRest = s.buf.End(), s.buf.End(), false
+	s.w.screenOff, s.w.notText, s.screenRest = s.buf.End(), false, false
 	resize, _ := json.Marshal(map[string]any{"op": "resize", "cols": cols, "rows": rows})
 	s.screen.Control(resize, dropSink{})
 	if _, err := s.screen.Data(abi.Inbound, []byte("\x1bc"), dropSink{}); err != nil {

@@ -3,6 +3,8 @@ package session
 import (
 	"fmt"
 	"time"
+
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // A Stage is a filter a session's traffic passes through besides its
@@ -146,9 +148,19 @@ func (s *Session) stage(p []byte) {
 		p = o.Filter(p)
 		held = held || !o.HeldSince().IsZero()
 	}
-	s.buf.Stage(p)
+	s.stageBuf(p)
 	if held {
 		s.armRelease()
+	}
+}
+
+// stageBuf stages p in the buffer and notes whether text held back for a
+// screen at rest stays plain text (walker.holdText). Caller holds the
+// chain lock.
+func (s *Session) stageBuf(p []byte) {
+	s.buf.Stage(p)
+	if s.screenRest && !s.w.notText && !abi.IsText(p) {
+		s.w.notText = true
 	}
 }
 
@@ -175,7 +187,7 @@ func (s *Session) flushHeld() {
 		for _, next := range s.outputs[i+1:] {
 			p = next.Filter(p)
 		}
-		s.buf.Stage(p)
+		s.stageBuf(p)
 	}
 }
 

@@ -74,7 +74,7 @@ type walker struct {
 	markArena int
 
 	screenOff uint64 // the buffer offset the screen has been fed up to
-	textTo    uint64 // bytes from screenOff up to here are held back: text, the screen at rest
+	notText   bool   // bytes staged since screenOff are not all text (stageBuf)
 	feedAll   bool   // this walk gives the screen everything held back (catchUpScreen)
 	scratch   []byte
 }
@@ -252,7 +252,7 @@ func (w *walker) feedScreen() bool {
 		return false
 	}
 	w.scratch = s.buf.ReadStaged(w.scratch[:0], w.screenOff)
-	w.screenOff, w.textTo = end, end
+	w.screenOff, w.notText = end, false
 	w.calls++
 	w.begin(s.pastChain())
 	a, err := s.screen.Data(abi.Inbound, w.scratch, w)
@@ -277,8 +277,9 @@ func (w *walker) feedScreen() bool {
 const maxHeldText = 16 << 10
 
 // holdText says whether the screen's bytes up to end may wait: the screen
-// said it is at rest (abi.Settled) and everything since its last call is
-// text (abi.IsText) and fits in maxHeldText, and no one asked for it all.
+// said it is at rest (abi.Settled), everything staged since its last call
+// is text (abi.IsText, noted as it is staged) and fits in maxHeldText, and
+// no one asked for it all.
 // Such text changes what the screen shows but makes it answer or emit
 // nothing, so it is given to the screen later, with the first chunk that
 // is not text, or before the screen is next used (catchUpScreen). A
@@ -286,21 +287,11 @@ const maxHeldText = 16 << 10
 // (issue 19).
 func (w *walker) holdText(end uint64) bool {
 	s := w.s
-	if !s.screenRest || w.feedAll || w.textTo < w.screenOff {
+	if !s.screenRest || w.feedAll || w.notText {
 		return false
 	}
 	held := end - w.screenOff
-	if held > maxHeldText || held > uint64(s.buf.Max()/4) {
-		return false
-	}
-	if end > w.textTo {
-		w.scratch = s.buf.ReadStaged(w.scratch[:0], w.textTo)
-		if uint64(len(w.scratch)) != end-w.textTo || !abi.IsText(w.scratch) {
-			return false
-		}
-		w.textTo = end
-	}
-	return true
+	return held <= maxHeldText && held <= uint64(s.buf.Max()/4)
 }
 
 // catchUpScreen gives the screen what was held back for it (holdText).
