@@ -2,8 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -19,13 +17,7 @@ func BenchmarkServerMemoryEmptyCache(b *testing.B) {
 		b.Skip("busybox not installed")
 	}
 	requireProc(b)
-	port := freePort(b)
-	telnetd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-	if err := telnetd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { telnetd.Process.Kill(); telnetd.Wait() }()
-	waitListening(b, port)
+	port := busyboxTelnetd(b, "/bin/sh")
 
 	var idleRSS, idleHWM, sessHWM, connect []float64
 	for b.Loop() {

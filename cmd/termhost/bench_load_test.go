@@ -38,13 +38,7 @@ func BenchmarkConcurrentLoad(b *testing.B) {
 	if _, err := os.Stat("/bin/busybox"); err != nil {
 		b.Skip("busybox not installed")
 	}
-	port := freePort(b)
-	telnetd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-	if err := telnetd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { telnetd.Process.Kill(); telnetd.Wait() }()
-	waitListening(b, port)
+	port := busyboxTelnetd(b, "/bin/sh")
 	d := 3 * time.Second
 	if s, err := strconv.Atoi(os.Getenv("TERMHOST_LOAD_SECONDS")); err == nil && s > 0 && s <= 120 {
 		d = time.Duration(s) * time.Second

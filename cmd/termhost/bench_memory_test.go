@@ -35,13 +35,7 @@ func BenchmarkServerMemory(b *testing.B) {
 		b.Skip("busybox not installed")
 	}
 	requireProc(b)
-	port := freePort(b)
-	telnetd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-	if err := telnetd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { telnetd.Process.Kill(); telnetd.Wait() }()
-	waitListening(b, port)
+	port := busyboxTelnetd(b, "/bin/sh")
 
 	cache := b.TempDir()
 	{ // fill the cache: every plugin compiled once

@@ -52,13 +52,7 @@ func BenchmarkRoundTripBusyBox(b *testing.B) {
 	if _, err := os.Stat("/bin/busybox"); err != nil {
 		b.Skip("busybox not installed")
 	}
-	port := freePort(b)
-	cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	waitListening(b, port)
+	port := busyboxTelnetd(b, "/bin/sh")
 	raw := dialRaw(b, port)
 	defer raw.Close()
 	lean := startLean(b, "--log-level", "info") // as users run it

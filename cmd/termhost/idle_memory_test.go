@@ -41,13 +41,7 @@ func BenchmarkIdleSessionSettled(b *testing.B) {
 		if _, err := os.Stat("/bin/busybox"); err != nil {
 			b.Skip("busybox not installed")
 		}
-		port := freePort(b)
-		cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		time.Sleep(200 * time.Millisecond)
+		port := busyboxTelnetd(b, "/bin/sh")
 		idleMemory(b, n, func(h *hostProc) string {
 			id := h.connect(port)
 			h.must("telnet_read", map[string]any{"sessionId": id, "until": `[$#] $`, "timeoutMs": 10000})
@@ -60,13 +54,7 @@ func BenchmarkIdleSessionSettled(b *testing.B) {
 		if _, err := os.Stat("/bin/busybox"); err != nil {
 			b.Skip("busybox not installed")
 		}
-		port := freePort(b)
-		cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		time.Sleep(200 * time.Millisecond)
+		port := busyboxTelnetd(b, "/bin/sh")
 		idleMemory(b, n, func(h *hostProc) string {
 			id := h.connect(port)
 			h.must("telnet_read", map[string]any{"sessionId": id, "until": `[$#] $`, "timeoutMs": 10000})

@@ -41,6 +41,25 @@ func freePort(t testing.TB) int {
 }
 
 // waitListening waits until something accepts on port.
+// busyboxTelnetd starts BusyBox telnetd on a free loopback port with
+// login as its login program (/bin/sh: none) and env added to its
+// environment, stops it when the test ends, and returns the port once it
+// listens.
+func busyboxTelnetd(tb testing.TB, login string, env ...string) int {
+	tb.Helper()
+	port := freePort(tb)
+	cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", login)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitListening(tb, port)
+	return port
+}
+
 func waitListening(t testing.TB, port int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -102,14 +121,7 @@ func shellRoundTrip(t *testing.T, port int, withTTYPE bool, interrupt map[string
 
 func TestInteropBusyBoxTelnetd(t *testing.T) {
 	requireTool(t, "/bin/busybox", "--list")
-	port := freePort(t)
-	cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-	cmd.Env = append(os.Environ(), "PS1=$ ")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	waitListening(t, port)
+	port := busyboxTelnetd(t, "/bin/sh", "PS1=$ ")
 	shellRoundTrip(t, port, false, map[string]any{"command": "\x03", "noNewline": true})
 }
 
@@ -136,13 +148,7 @@ func TestInteropTelnetdLoginWithCredential(t *testing.T) {
 	daemons := []daemon{
 		{"busybox", func(t *testing.T) int {
 			requireTool(t, "/bin/busybox", "--list")
-			port := freePort(t)
-			cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/login")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			waitListening(t, port)
+			port := busyboxTelnetd(t, "/bin/login")
 			return port
 		}},
 		{"inetutils", func(t *testing.T) int {

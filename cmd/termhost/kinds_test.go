@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,14 +20,7 @@ func TestEveryKindSharedPaths(t *testing.T) {
 	f := newSSHFixture(t)
 	h := &hostProc{t: t, cs: f.cs}
 
-	port := freePort(t)
-	telnetd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-	telnetd.Env = append(os.Environ(), "PS1=$ ")
-	if err := telnetd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { telnetd.Process.Kill(); telnetd.Wait() })
-	waitListening(t, port)
+	port := busyboxTelnetd(t, "/bin/sh", "PS1=$ ")
 
 	for _, k := range []struct {
 		kind  string

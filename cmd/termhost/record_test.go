@@ -258,13 +258,7 @@ func runRec(t *testing.T, args ...string) string {
 func TestRecordTelnetBusyBox(t *testing.T) {
 	requireTool(t, "/bin/busybox", "--list")
 	user, pass := sshdtest.SystemUser(t)
-	port := freePort(t)
-	cmd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/login")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitListening(t, port)
+	port := busyboxTelnetd(t, "/bin/login")
 	dir := filepath.Join(t.TempDir(), "recs")
 	h, _ := startRecHost(t, []trustCred{{ID: "box", Port: port, User: user, Pass: pass}}, "--record-dir", dir)
 	c := h.call(40*time.Second, "telnet_connect", map[string]any{"credentialId": "box", "dialect": "auto"})

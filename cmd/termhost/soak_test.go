@@ -24,7 +24,6 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -93,13 +92,7 @@ func TestSoak(t *testing.T) {
 	sessions, length, every := soakScale(t)
 
 	// BusyBox telnetd with a shell, no login.
-	port := freePort(t)
-	telnetd := exec.Command("/bin/busybox", "telnetd", "-F", "-b", "127.0.0.1", "-p", strconv.Itoa(port), "-l", "/bin/sh")
-	if err := telnetd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { telnetd.Process.Kill(); telnetd.Wait() })
-	waitListening(t, port)
+	port := busyboxTelnetd(t, "/bin/sh")
 
 	// A local sshd and a key credential for it.
 	srv := sshdtest.Start(t, sshdtest.Options{})
