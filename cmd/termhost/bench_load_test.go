@@ -120,7 +120,7 @@ func runLoad(n int, d time.Duration, work func(i int, until time.Time) ([]time.D
 }
 
 // rawLoad is the floor: n bare TCP clients (TCP_NODELAY, QUICKACK
-// re-armed after every read, as termhost's TCP link does).
+// re-armed after every write, as termhost's TCP link does).
 func rawLoad(port, n int, d time.Duration) (loadResult, error) {
 	conns := make([]*net.TCPConn, n)
 	defer func() {
@@ -148,7 +148,7 @@ func rawLoad(port, n int, d time.Duration) (loadResult, error) {
 		for k := 0; time.Now().Before(until); k++ {
 			want := fmt.Sprintf("r%dx%dx", i, k)
 			start := time.Now()
-			if _, err := c.Write([]byte("echo " + want + "\r\n")); err != nil {
+			if _, err := (link.TCP{TCPConn: c}).Write([]byte("echo " + want + "\r\n")); err != nil {
 				return lat, err
 			}
 			marker := []byte("\n" + want)
@@ -169,7 +169,6 @@ func readUntilRaw(c *net.TCPConn, buf []byte, done func([]byte) bool) error {
 		if err != nil {
 			return fmt.Errorf("raw client: %v (got %q)", err, got)
 		}
-		link.QuickAck(c)
 		got = append(got, buf[:n]...)
 	}
 	return nil

@@ -99,11 +99,11 @@ func (e ExitStatus) String() string {
 }
 
 // TCP is a Telnet or SSH connection. It re-arms TCP_QUICKACK after every
-// read (see QuickAck).
+// write (see QuickAck).
 type TCP struct{ *net.TCPConn }
 
-func (t TCP) Read(p []byte) (int, error) {
-	n, err := t.TCPConn.Read(p)
+func (t TCP) Write(p []byte) (int, error) {
+	n, err := t.TCPConn.Write(p)
 	if n > 0 {
 		QuickAck(t.TCPConn)
 	}
