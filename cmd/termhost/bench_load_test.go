@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -176,8 +175,17 @@ func readUntilRaw(c *net.TCPConn, buf []byte, done func([]byte) bool) error {
 
 // termhostLoad: one `termhost serve` over stdio, n Telnet sessions, a
 // round trip of each in flight at once.
+//
+// The client is one loop on one goroutine, as an MCP client's event loop
+// is (Node's): it reads what termhost wrote, takes each answer's session
+// from its id, records the round trip or sends its telnet_read, and
+// writes every request it built in one write. Calls are built by hand and
+// answers checked by a scan, not decoded: the client shares the two cores
+// with the server it measures, and a goroutine, channel, map and timer per
+// call (the client before this one) cost it ~17 µs of CPU per round trip
+// (issue 19); it reports its own CPU as client-cpu-us/rt.
 func termhostLoad(port, n int, d time.Duration) (loadResult, error) {
-	c, err := startMux(append([]string{"--log-level", "warn", "--max-sessions", strconv.Itoa(n + 10)}, strings.Fields(os.Getenv("TERMHOST_LOAD_ARGS"))...)...)
+	c, err := startLoadClient(append([]string{"--log-level", "warn", "--max-sessions", strconv.Itoa(n + 10)}, strings.Fields(os.Getenv("TERMHOST_LOAD_ARGS"))...)...)
 	if err != nil {
 		return loadResult{}, err
 	}
@@ -202,44 +210,114 @@ func termhostLoad(port, n int, d time.Duration) (loadResult, error) {
 		return loadResult{}, err
 	}
 	clientBefore := selfCPU()
-	res, err := runLoad(n, d, func(i int, until time.Time) ([]time.Duration, error) {
-		// The loop's calls are built by hand and their answers checked by
-		// a scan, not decoded: the client shares the machine with the
-		// server it measures, and encoding/json's maps cost it about as
-		// much CPU per round trip as the server spent (issue 19).
-		var lat []time.Duration
-		call := c.caller()
-		var sendArgs, readArgs []byte
-		for k := 0; time.Now().Before(until); k++ {
-			want := "t" + strconv.Itoa(i) + "x" + strconv.Itoa(k) + "x"
-			start := time.Now()
-			sendArgs = append(append(append(append(sendArgs[:0], `{"name":"telnet_send","arguments":{"sessionId":"`...), ids[i]...), `","command":"echo `...), want...)
-			sendArgs = append(sendArgs, `"}}`...)
-			r, err := call.tool(sendArgs)
-			if err != nil {
-				return lat, fmt.Errorf("telnet_send: %v", err)
-			}
-			if !bytes.Contains(r, []byte(`\"sentBytes\":`)) {
-				return lat, fmt.Errorf("session %d round trip %d: telnet_send answered %s", i, k, r)
-			}
-			// The pattern is "\n" + want + `\r?\n.*[#$] $`: a newline
-			// (JSON's \n), the marker, the regexp's \r?\n.
-			readArgs = append(append(append(append(readArgs[:0], `{"name":"telnet_read","arguments":{"sessionId":"`...), ids[i]...), `","until":"\n`...), want...)
-			readArgs = append(readArgs, `\\r?\\n.*[#$] $","timeoutMs":10000}}`...)
-			if r, err = call.tool(readArgs); err != nil {
-				return lat, fmt.Errorf("telnet_read: %v", err)
-			}
-			if !bytes.Contains(r, []byte(`\"reason\":\"matched\"`)) {
-				return lat, fmt.Errorf("session %d round trip %d: %s", i, k, r)
-			}
-			lat = append(lat, time.Since(start))
-		}
-		return lat, nil
-	})
+	res, err := c.loop(ids, d)
 	after, cerr := cpuTime(c.cmd.Process.Pid)
 	res.cpu = after - before
 	res.clientCPU = selfCPU() - clientBefore
 	return res, errors.Join(err, cerr)
+}
+
+// loop runs the round trips: each session's telnet_send, then, once it
+// is answered, its telnet_read {until}, then the next round trip, until
+// the deadline; then it waits for the round trips in flight. A request's
+// id is 2·(its session's round trip)·n + 2·session + (1 for the read), so
+// an answer's id gives its session and step with no map.
+func (c *loadClient) loop(ids []string, d time.Duration) (loadResult, error) {
+	n := len(ids)
+	type sess struct {
+		k     int       // round trip number
+		start time.Time // when its telnet_send was written
+		want  []byte
+	}
+	ss := make([]sess, n)
+	var (
+		out      []byte
+		lat      []time.Duration
+		inFlight int
+	)
+	request := func(id int64, params ...[]byte) {
+		out = strconv.AppendInt(append(out, `{"jsonrpc":"2.0","id":`...), id, 10)
+		out = append(out, `,"method":"tools/call","params":`...)
+		for _, p := range params {
+			out = append(out, p...)
+		}
+		out = append(out, "}\n"...)
+	}
+	send := func(i int, now time.Time) {
+		st := &ss[i]
+		st.want = append(append(append(st.want[:0], 't'), strconv.Itoa(i)...), 'x')
+		st.want = append(strconv.AppendInt(st.want, int64(st.k), 10), 'x')
+		st.start = now
+		request(int64(2*st.k*n+2*i), []byte(`{"name":"telnet_send","arguments":{"sessionId":"`), []byte(ids[i]),
+			[]byte(`","command":"echo `), st.want, []byte(`"}}`))
+		inFlight++
+	}
+	// The pattern is "\n" + want + `\r?\n.*[#$] $`: a newline (JSON's
+	// \n), the marker, the regexp's \r?\n.
+	read := func(i int) {
+		st := &ss[i]
+		request(int64(2*st.k*n+2*i+1), []byte(`{"name":"telnet_read","arguments":{"sessionId":"`), []byte(ids[i]),
+			[]byte(`","until":"\n`), st.want, []byte(`\\r?\\n.*[#$] $","timeoutMs":10000}}`))
+	}
+	flush := func() error {
+		if len(out) == 0 {
+			return nil
+		}
+		_, err := c.in.Write(out)
+		out = out[:0]
+		return err
+	}
+	start := time.Now()
+	until := start.Add(d)
+	for i := range ids {
+		send(i, start)
+	}
+	if err := flush(); err != nil {
+		return loadResult{}, err
+	}
+	var end time.Time
+	for inFlight > 0 {
+		c.out.SetReadDeadline(time.Now().Add(30 * time.Second))
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return loadResult{lat: lat}, fmt.Errorf("reading termhost's answers: %v", err)
+		}
+		id, ok := leanID(line)
+		if !ok || id < 0 {
+			continue // a notification
+		}
+		i, step := int(id%int64(2*n))/2, id%2
+		switch {
+		case bytes.Contains(line, []byte(`"error":{`)) || bytes.Contains(line, []byte(`"isError":true`)):
+			return loadResult{lat: lat}, fmt.Errorf("session %d round trip %d: %s", i, ss[i].k, line)
+		case step == 0 && !bytes.Contains(line, []byte(`\"sentBytes\":`)):
+			return loadResult{lat: lat}, fmt.Errorf("session %d round trip %d: telnet_send answered %s", i, ss[i].k, line)
+		case step == 0:
+			read(i)
+		case !bytes.Contains(line, []byte(`\"reason\":\"matched\"`)):
+			return loadResult{lat: lat}, fmt.Errorf("session %d round trip %d: %s", i, ss[i].k, line)
+		default:
+			now := time.Now()
+			lat = append(lat, now.Sub(ss[i].start))
+			end = now
+			inFlight--
+			ss[i].k++
+			if now.Before(until) {
+				send(i, now)
+			}
+		}
+		// Everything termhost wrote is read: answer it in one write.
+		if c.r.Buffered() == 0 {
+			if err := flush(); err != nil {
+				return loadResult{lat: lat}, err
+			}
+		}
+	}
+	res := loadResult{lat: lat, wall: end.Sub(start)}
+	if len(lat) == 0 {
+		return res, errors.New("no round trip completed")
+	}
+	return res, nil
 }
 
 // cpuTime is a process's user+system time so far (/proc/PID/stat, in
@@ -264,34 +342,18 @@ func cpuTime(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * 10 * time.Millisecond, nil
 }
 
-// muxClient speaks MCP over the stdio of `termhost serve` with nothing but
-// newline-delimited JSON-RPC, any number of calls in flight: a writer
-// under a lock, a reader handing each response to its caller by id.
-type muxClient struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	wmu     sync.Mutex
-	next    atomic.Int64
-	mu      sync.Mutex
-	pending map[int64]chan muxReply
-	// leanPending: calls of leanCaller, answered with the raw line.
-	leanPending map[int64]chan []byte
-	// The lean calls' write queue (send), under wmu.
-	wbuf, wspare []byte
-	writing      bool
-	werr         error
-	done         chan struct{}
+// loadClient speaks MCP over the stdio of `termhost serve` with nothing
+// but newline-delimited JSON-RPC, on the caller's goroutine: setup calls
+// one at a time (tool), the load itself as one loop (loop).
+type loadClient struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *os.File
+	r    *bufio.Reader
+	next int64 // setup calls' ids count down from -1: the loop's are >= 0
 }
 
-type muxReply struct {
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func startMux(args ...string) (*muxClient, error) {
+func startLoadClient(args ...string) (*loadClient, error) {
 	bin := binary
 	if b := os.Getenv("TERMHOST_LOAD_BIN"); b != "" {
 		bin = b
@@ -301,94 +363,65 @@ func startMux(args ...string) (*muxClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdout = pw
 	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
 		return nil, err
 	}
-	c := &muxClient{cmd: cmd, in: in, pending: map[int64]chan muxReply{}, leanPending: map[int64]chan []byte{}, done: make(chan struct{})}
-	go c.read(out)
+	pw.Close()
+	c := &loadClient{cmd: cmd, in: in, out: pr, r: bufio.NewReaderSize(pr, 1<<20)}
 	if _, err := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "load", "version": "1"}}); err != nil {
 		c.close()
 		return nil, err
 	}
-	c.wmu.Lock()
 	_, err = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	c.wmu.Unlock()
 	return c, err
 }
 
-func (c *muxClient) read(out io.Reader) {
-	defer close(c.done)
-	r := bufio.NewReaderSize(out, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return
-		}
-		id, ok := leanID(line)
-		var m struct {
-			ID *int64 `json:"id"`
-			muxReply
-		}
-		if !ok {
-			if json.Unmarshal(line, &m) != nil || m.ID == nil {
-				continue // a notification
-			}
-			id = *m.ID
-		}
-		c.mu.Lock()
-		ch, lean := c.pending[id], c.leanPending[id]
-		delete(c.pending, id)
-		delete(c.leanPending, id)
-		c.mu.Unlock()
-		switch {
-		case lean != nil:
-			lean <- line
-		case ch != nil:
-			if ok && json.Unmarshal(line, &m) != nil {
-				continue
-			}
-			ch <- m.muxReply
-		}
-	}
-}
-
-func (c *muxClient) call(method string, params any) (json.RawMessage, error) {
-	id := c.next.Add(1)
-	ch := make(chan muxReply, 1)
-	c.mu.Lock()
-	c.pending[id] = ch
-	c.mu.Unlock()
+// call makes one request and waits for its answer.
+func (c *loadClient) call(method string, params any) (json.RawMessage, error) {
+	c.next--
+	id := c.next
 	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
 		return nil, err
 	}
-	c.wmu.Lock()
-	_, err = c.in.Write(append(b, '\n'))
-	c.wmu.Unlock()
-	if err != nil {
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
 		return nil, err
 	}
-	select {
-	case r := <-ch:
-		if r.Error != nil {
-			return nil, fmt.Errorf("%s: %d %s", method, r.Error.Code, r.Error.Message)
+	c.out.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		line, err := c.r.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", method, err)
 		}
-		return r.Result, nil
-	case <-c.done:
-		return nil, errors.New("termhost went away")
-	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("%s: no answer within 30 s", method)
+		var m struct {
+			ID     *int64          `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil || *m.ID != id {
+			continue // a notification
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %d %s", method, m.Error.Code, m.Error.Message)
+		}
+		return m.Result, nil
 	}
 }
 
 // tool calls a tool and decodes its one JSON text block; a tool error is
 // an error.
-func (c *muxClient) tool(name string, args map[string]any) (map[string]any, error) {
+func (c *loadClient) tool(name string, args map[string]any) (map[string]any, error) {
 	raw, err := c.call("tools/call", map[string]any{"name": name, "arguments": args})
 	if err != nil {
 		return nil, err
@@ -412,39 +445,6 @@ func (c *muxClient) tool(name string, args map[string]any) (map[string]any, erro
 	return m, nil
 }
 
-// send queues a request line; the first sender writes what is queued,
-// in one write per batch, as termhost writes its answers: the requests
-// of sessions whose answers came together go out together.
-func (c *muxClient) send(line []byte) error {
-	c.wmu.Lock()
-	if c.werr != nil {
-		err := c.werr
-		c.wmu.Unlock()
-		return err
-	}
-	c.wbuf = append(c.wbuf, line...)
-	if c.writing {
-		c.wmu.Unlock()
-		return nil
-	}
-	c.writing = true
-	for len(c.wbuf) > 0 && c.werr == nil {
-		buf := c.wbuf
-		c.wbuf = c.wspare[:0]
-		c.wmu.Unlock()
-		_, err := c.in.Write(buf)
-		c.wmu.Lock()
-		c.wspare = buf[:0]
-		if err != nil {
-			c.werr = err
-		}
-	}
-	c.writing = false
-	err := c.werr
-	c.wmu.Unlock()
-	return err
-}
-
 // leanID reads the id of a response line as termhost writes it
 // (`{"jsonrpc":"2.0","id":N,...`), without decoding the line.
 func leanID(line []byte) (int64, bool) {
@@ -461,50 +461,7 @@ func leanID(line []byte) (int64, bool) {
 	return id, err == nil
 }
 
-// leanCaller makes one goroutine's calls with a request line built by
-// hand, its channel and timer made once.
-type leanCaller struct {
-	c     *muxClient
-	ch    chan []byte
-	timer *time.Timer
-	line  []byte
-}
-
-func (c *muxClient) caller() *leanCaller {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &leanCaller{c: c, ch: make(chan []byte, 1), timer: t}
-}
-
-// tool calls tools/call with params (its JSON) and returns the response
-// line as it came; a JSON-RPC error or a tool error is an error.
-func (l *leanCaller) tool(params []byte) ([]byte, error) {
-	c := l.c
-	id := c.next.Add(1)
-	c.mu.Lock()
-	c.leanPending[id] = l.ch
-	c.mu.Unlock()
-	l.line = strconv.AppendInt(append(l.line[:0], `{"jsonrpc":"2.0","id":`...), id, 10)
-	l.line = append(append(append(l.line, `,"method":"tools/call","params":`...), params...), "}\n"...)
-	if err := c.send(l.line); err != nil {
-		return nil, err
-	}
-	l.timer.Reset(30 * time.Second)
-	defer l.timer.Stop()
-	select {
-	case r := <-l.ch:
-		if bytes.Contains(r, []byte(`"error":{`)) || bytes.Contains(r, []byte(`"isError":true`)) {
-			return nil, fmt.Errorf("%s", r)
-		}
-		return r, nil
-	case <-c.done:
-		return nil, errors.New("termhost went away")
-	case <-l.timer.C:
-		return nil, errors.New("no answer within 30 s")
-	}
-}
-
-func (c *muxClient) close() {
+func (c *loadClient) close() {
 	c.in.Close()
 	done := make(chan struct{})
 	go func() { c.cmd.Wait(); close(done) }()
@@ -514,4 +471,5 @@ func (c *muxClient) close() {
 		c.cmd.Process.Kill()
 		<-done
 	}
+	c.out.Close()
 }

@@ -40,7 +40,7 @@ func percentiles(b *testing.B, samples []time.Duration, unit string) {
 // against a loopback BusyBox telnetd shell, measured against its floor. In
 // one run, each interleaved with the floor, it times:
 //   - raw: a bare TCP client (TCP_NODELAY, QUICKACK re-armed after every
-//     read, as termhost's TCP link does) doing the same echo against the
+//     write, as termhost's TCP link does) doing the same echo against the
 //     same telnetd — the floor;
 //   - lean: termhost driven by a minimal JSON-RPC client (one line out,
 //     one line in, encoding/json) — what termhost itself costs;
