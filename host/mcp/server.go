@@ -173,7 +173,11 @@ func (s *Server) MCP() *sdk.Server { return s.mcp }
 
 // RunStdio serves one client over stdin/stdout (see ServeStdio).
 func (s *Server) RunStdio(ctx context.Context) error {
-	return s.ServeStdio(ctx, os.Stdin, os.Stdout)
+	in, restoreIn := pollable(os.Stdin, os.Stdout, os.Stderr)
+	defer restoreIn()
+	out, restoreOut := pollable(os.Stdout, os.Stdin, os.Stderr)
+	defer restoreOut()
+	return s.ServeStdio(ctx, in, out)
 }
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
