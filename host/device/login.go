@@ -120,7 +120,11 @@ func LoginAsking(ctx context.Context, s *session.Session, username string, passw
 			case len(password) == 0:
 				return "", fmt.Errorf("%w: %w", ErrLogin, ErrNoPassword)
 			default:
-				if err := SendSecret(ctx, s, password, allow); err != nil && !errors.Is(err, session.ErrEchoOn) {
+				// A terminal that would show it (session.ErrEchoOn) is
+				// not typed into, and the login stops saying so: going on
+				// as if the password had been sent would only wait for a
+				// prompt that never comes.
+				if err := SendSecret(ctx, s, password, allow); err != nil {
 					return "", err
 				}
 			}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -91,5 +93,41 @@ func TestSecretsRefusedThroughUntrustedPlugin(t *testing.T) {
 	case b := <-got:
 		t.Fatalf("the peer got %q", b)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// echoLink is the pipe kind's link on a terminal that echoes what is
+// typed (a PTY whose ECHO flag is on).
+type echoLink struct{ *pipeLink }
+
+func (echoLink) Echoes() (bool, error) { return true, nil }
+
+// A password prompt on a terminal that would show the password: nothing
+// is typed, and the login stops at once saying why (it went on before,
+// as if the password had been sent, and waited out its timeout).
+func TestLoginStopsWhereThePasswordWouldShow(t *testing.T) {
+	r := newRegistry(t, session.Config{})
+	ours, peer := net.Pipe()
+	pl := &pipeLink{Conn: ours, exit: make(chan link.ExitStatus, 1)}
+	s, err := r.Open(context.Background(), nil, session.Spec{Kind: "pipe",
+		Dial: func(context.Context) (link.Link, error) { return echoLink{pl}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); peer.Close() })
+	typed := make(chan string, 1)
+	go func() {
+		write(peer, "Password: ")
+		peer.SetReadDeadline(time.Now().Add(time.Second))
+		b := make([]byte, 64)
+		n, _ := peer.Read(b)
+		typed <- string(b[:n])
+	}()
+	_, err = Login(ctxTimeout(t, 10*time.Second), s, "admin", []byte(testSecret), 5*time.Second, nil)
+	if !errors.Is(err, session.ErrEchoOn) {
+		t.Fatalf("Login: %v, want ErrEchoOn", err)
+	}
+	if got := <-typed; strings.Contains(got, testSecret) {
+		t.Fatalf("the password was typed into an echoing terminal: %q", got)
 	}
 }
