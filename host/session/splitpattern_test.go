@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -131,4 +132,26 @@ func FuzzSplitPattern(f *testing.F) {
 			t.Fatalf("%q in %q: Match %v, regexp %v", expr, s, g, w)
 		}
 	})
+}
+
+// Marker patterns, new with every round trip, are not cached: under load
+// they pushed out of the cache the prompts and the shared rests it is
+// there for, which were then compiled again and again.
+func TestMarkersDoNotFlushPatternCache(t *testing.T) {
+	const prompt = `(?m)^[\w.-]+[#>$] ?$`
+	if _, err := CompilePattern(prompt); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 * maxCachedPatterns {
+		p, err := CompilePattern("\nm" + strconv.Itoa(i) + `x\r?\n.*[#$] $`)
+		if err != nil || p.re != nil {
+			t.Fatalf("marker %d: %v (not split)", i, err)
+		}
+	}
+	if patterns.get(prompt) == nil {
+		t.Fatal("the prompt pattern was pushed out of the cache by markers")
+	}
+	if patterns.get(`\A(?:\r?\n.*[#$] $)`) == nil {
+		t.Fatal("the markers' shared rest is not cached")
+	}
 }

@@ -141,7 +141,16 @@ func (c *patternCache) put(expr string, p *Pattern) {
 // longer than MaxPatternLen or compiling to more than MaxPatternInsts
 // instructions (a{1000} is small to write and large to run). Compiled
 // patterns are cached (a Pattern is safe for concurrent use).
+//
+// A pattern that begins with plain text (an agent's marker) is not cached:
+// it is built from that text and its rest, which is compiled and cached on
+// its own, for less than the cache's lock and bookkeeping cost; and markers
+// are new with every round trip, so caching them would push out of the
+// cache the prompts and rests it is there for.
 func CompilePattern(expr string) (*Pattern, error) {
+	if p, ok := compileSplit(expr); ok {
+		return p, nil
+	}
 	if p := patterns.get(expr); p != nil {
 		return p, nil
 	}
@@ -149,7 +158,9 @@ func CompilePattern(expr string) (*Pattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	patterns.put(expr, p)
+	if p.re != nil {
+		patterns.put(expr, p)
+	}
 	return p, nil
 }
 
@@ -186,19 +197,8 @@ func compilePattern(expr string) (*Pattern, error) {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
 	}
 	if len(expr) <= shortPattern && strings.IndexByte(expr, '{') < 0 {
-		if lit, rest, ok := splitPattern(expr); ok {
-			p := &Pattern{expr: expr, lit: lit, litB: []byte(lit), window: patternWindow(2*len(expr) + 1)}
-			if rest == "" {
-				return p, nil
-			}
-			// Shared by every pattern with this rest, cached as a
-			// pattern of its own.
-			r, err := CompilePattern(`\A(?:` + rest + `)`)
-			if err == nil && r.re != nil {
-				p.rest = r.re
-				return p, nil
-			}
-			// Not valid (or not plain): the whole pattern says why.
+		if p, ok := compileSplit(expr); ok {
+			return p, nil
 		}
 		re, err := regexp.Compile(expr)
 		if err != nil {
@@ -218,6 +218,30 @@ func compilePattern(expr string) (*Pattern, error) {
 		return nil, fmt.Errorf("not a valid regular expression: %v", err)
 	}
 	return &Pattern{re: re, window: patternWindow(progSize(parsed))}, nil
+}
+
+// compileSplit builds a pattern that begins with plain text as that text
+// and its rest (splitPattern), the rest compiled once and shared by every
+// pattern with the same rest. ok is false for any other pattern, and for
+// one whose rest does not compile: the whole pattern then says why.
+func compileSplit(expr string) (p *Pattern, ok bool) {
+	if len(expr) > shortPattern || strings.IndexByte(expr, '{') >= 0 {
+		return nil, false
+	}
+	lit, rest, ok := splitPattern(expr)
+	if !ok {
+		return nil, false
+	}
+	p = &Pattern{expr: expr, lit: lit, litB: []byte(lit), window: patternWindow(2*len(expr) + 1)}
+	if rest == "" {
+		return p, true
+	}
+	r, err := CompilePattern(`\A(?:` + rest + `)`)
+	if err != nil || r.re == nil {
+		return nil, false
+	}
+	p.rest = r.re
+	return p, true
 }
 
 // patternWindow is how many bytes one regexp call of a pattern of about
