@@ -123,13 +123,15 @@ func runLoad(n int, d time.Duration, work func(i int, until time.Time) ([]time.D
 	return res, errors.Join(errs...)
 }
 
-// rawLoad is the floor: n bare TCP clients (TCP_NODELAY, QUICKACK
-// re-armed after every write, as termhost's TCP link does).
+// rawLoad is the floor: n bare TCP clients reading and writing through
+// termhost's own TCP link (link.TCP: TCP_NODELAY, QUICKACK after every
+// write, raw system calls), so the floor pays what the link pays and no
+// more.
 func rawLoad(port, n int, d time.Duration) (loadResult, error) {
-	conns := make([]*net.TCPConn, n)
+	conns := make([]link.TCP, n)
 	defer func() {
 		for _, c := range conns {
-			if c != nil {
+			if c.TCPConn != nil {
 				c.Close()
 			}
 		}
@@ -140,8 +142,8 @@ func rawLoad(port, n int, d time.Duration) (loadResult, error) {
 		if err != nil {
 			return loadResult{}, err
 		}
-		conns[i] = c.(*net.TCPConn)
-		conns[i].SetNoDelay(true)
+		c.(*net.TCPConn).SetNoDelay(true)
+		conns[i] = link.NewTCP(c.(*net.TCPConn))
 		if err := readUntilRaw(conns[i], make([]byte, 32<<10), prompt); err != nil {
 			return loadResult{}, err
 		}
@@ -152,7 +154,7 @@ func rawLoad(port, n int, d time.Duration) (loadResult, error) {
 		for k := 0; time.Now().Before(until); k++ {
 			want := fmt.Sprintf("r%dx%dx", i, k)
 			start := time.Now()
-			if _, err := (link.TCP{TCPConn: c}).Write([]byte("echo " + want + "\r\n")); err != nil {
+			if _, err := c.Write([]byte("echo " + want + "\r\n")); err != nil {
 				return lat, err
 			}
 			marker := []byte("\n" + want)
@@ -165,7 +167,7 @@ func rawLoad(port, n int, d time.Duration) (loadResult, error) {
 	})
 }
 
-func readUntilRaw(c *net.TCPConn, buf []byte, done func([]byte) bool) error {
+func readUntilRaw(c link.TCP, buf []byte, done func([]byte) bool) error {
 	var got []byte
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for !done(got) {

@@ -39,8 +39,8 @@ func percentiles(b *testing.B, samples []time.Duration, unit string) {
 // BenchmarkRoundTripBusyBox: telnet_send → telnet_read(until) over stdio
 // against a loopback BusyBox telnetd shell, measured against its floor. In
 // one run, each interleaved with the floor, it times:
-//   - raw: a bare TCP client (TCP_NODELAY, QUICKACK re-armed after every
-//     write, as termhost's TCP link does) doing the same echo against the
+//   - raw: a bare TCP client through termhost's own TCP link (link.TCP:
+//     TCP_NODELAY, QUICKACK after every write, raw system calls) doing the same echo against the
 //     same telnetd — the floor;
 //   - lean: termhost driven by a minimal JSON-RPC client (one line out,
 //     one line in, encoding/json) — what termhost itself costs;
@@ -173,7 +173,7 @@ func median(d []time.Duration) time.Duration {
 // rawClient is the floor of a round trip: a bare TCP client that does what
 // termhost's TCP link does on the wire and nothing else.
 type rawClient struct {
-	*net.TCPConn
+	link.TCP
 	buf []byte
 }
 
@@ -184,7 +184,7 @@ func dialRaw(b *testing.B, port int) *rawClient {
 	}
 	tc := c.(*net.TCPConn)
 	tc.SetNoDelay(true)
-	r := &rawClient{TCPConn: tc, buf: make([]byte, 32<<10)}
+	r := &rawClient{TCP: link.NewTCP(tc), buf: make([]byte, 32<<10)}
 	r.readUntil(b, func(p []byte) bool { return bytes.HasSuffix(p, []byte("# ")) || bytes.HasSuffix(p, []byte("$ ")) })
 	return r
 }
@@ -203,7 +203,7 @@ func (r *rawClient) readUntil(b *testing.B, done func([]byte) bool) {
 
 func (r *rawClient) roundTrip(b *testing.B, want string) time.Duration {
 	start := time.Now()
-	if _, err := (link.TCP{TCPConn: r.TCPConn}).Write([]byte("echo " + want + "\r\n")); err != nil {
+	if _, err := r.Write([]byte("echo " + want + "\r\n")); err != nil {
 		b.Fatal(err)
 	}
 	marker := []byte("\n" + want)

@@ -15,8 +15,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/termhost/termhost/internal/rawio"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -99,13 +101,52 @@ func (e ExitStatus) String() string {
 }
 
 // TCP is a Telnet or SSH connection. It re-arms TCP_QUICKACK after every
-// write (see QuickAck).
-type TCP struct{ *net.TCPConn }
+// write (see QuickAck), and where it can reads and writes with raw system
+// calls (internal/rawio).
+type TCP struct {
+	*net.TCPConn
+	rc syscall.RawConn // nil: through net.TCPConn
+}
+
+// NewTCP makes c a link.
+func NewTCP(c *net.TCPConn) TCP {
+	t := TCP{TCPConn: c}
+	if rawio.Supported {
+		t.rc, _ = c.SyscallConn()
+	}
+	return t
+}
+
+func (t TCP) Read(p []byte) (int, error) {
+	if t.rc == nil {
+		return t.TCPConn.Read(p)
+	}
+	n, errno, err := rawio.Read(t.rc, p)
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: t.LocalAddr(), Addr: t.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
+	case n == 0 && len(p) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
 
 func (t TCP) Write(p []byte) (int, error) {
-	n, err := t.TCPConn.Write(p)
+	if t.rc == nil {
+		n, err := t.TCPConn.Write(p)
+		if n > 0 {
+			QuickAck(t.TCPConn)
+		}
+		return n, err
+	}
+	n, errno, err := rawio.Write(t.rc, p)
 	if n > 0 {
-		QuickAck(t.TCPConn)
+		rawio.SetsockoptInt(t.rc, syscall.IPPROTO_TCP, tcpQuickAck, 1)
+	}
+	if err == nil && errno != 0 {
+		err = &net.OpError{Op: "write", Net: "tcp", Source: t.LocalAddr(), Addr: t.RemoteAddr(), Err: os.NewSyscallError("write", errno)}
 	}
 	return n, err
 }
@@ -166,7 +207,7 @@ func DialTCP(ctx context.Context, host string, port int, timeout time.Duration) 
 	}
 	tc := c.(*net.TCPConn)
 	tc.SetNoDelay(true)
-	return TCP{tc}, nil
+	return NewTCP(tc), nil
 }
 
 // JoinHostPort is host:port with IPv6 literals in one pair of brackets.

@@ -1,7 +1,11 @@
 package mcp
 
 import (
+	"io"
 	"os"
+	"syscall"
+
+	"github.com/termhost/termhost/internal/rawio"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,4 +74,44 @@ func pollable(f *os.File, shared ...*os.File) (*os.File, func()) {
 		unix.SetNonblock(dup, false)
 		pf.Close()
 	}
+}
+
+// rawFile reads and writes a pollable file with raw system calls
+// (internal/rawio), as the TCP link does.
+type rawFile struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// raw returns f as a rawFile where rawio works, else f itself.
+func raw(f *os.File) io.ReadWriter {
+	if !rawio.Supported {
+		return f
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	return rawFile{f: f, rc: rc}
+}
+
+func (r rawFile) Read(p []byte) (int, error) {
+	n, errno, err := rawio.Read(r.rc, p)
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: errno}
+	case n == 0 && len(p) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r rawFile) Write(p []byte) (int, error) {
+	n, errno, err := rawio.Write(r.rc, p)
+	if err == nil && errno != 0 {
+		err = &os.PathError{Op: "write", Path: r.f.Name(), Err: errno}
+	}
+	return n, err
 }

@@ -177,7 +177,15 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	defer restoreIn()
 	out, restoreOut := pollable(os.Stdout, os.Stdin, os.Stderr)
 	defer restoreOut()
-	return s.ServeStdio(ctx, in, out)
+	var r io.Reader = in
+	if in != os.Stdin {
+		r = raw(in)
+	}
+	var w io.Writer = out
+	if out != os.Stdout {
+		w = raw(out)
+	}
+	return s.ServeStdio(ctx, r, w)
 }
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and

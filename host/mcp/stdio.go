@@ -153,7 +153,8 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // costs one system call and one wake-up of the client, not one each
 // (issue 19). A queued line's request is marked answered only once it
 // has been written, so the end of input still waits for every answer.
-// A write error is returned to the writer and to every later call.
+// A write error is returned to the writer and to every later call, and
+// closes the connection.
 func (c *stdioConn) writeLine(data []byte, key string) error {
 	c.writeMu.Lock()
 	for c.writing && len(c.wbuf) >= maxQueuedWrite && c.werr == nil {
@@ -195,6 +196,10 @@ func (c *stdioConn) writeLine(data []byte, key string) error {
 		c.writeMu.Lock()
 		if werr != nil && err == nil {
 			err, c.werr = werr, werr
+			// Nothing can be answered any more (the client closed its
+			// end): the connection ends as at the end of input, and the
+			// server with it, rather than serving calls no one hears.
+			c.Close()
 		}
 		if cap(buf) > maxSpareWrite {
 			buf = nil

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,4 +196,43 @@ func TestStdioRefusesHugeLines(t *testing.T) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// breakingOut is a client's end of stdout that it closes after the answer
+// to initialize: every later write fails.
+type breakingOut struct{ writes atomic.Int32 }
+
+func (b *breakingOut) Write(p []byte) (int, error) {
+	if b.writes.Add(1) > 1 {
+		return 0, syscall.EPIPE
+	}
+	return len(p), nil
+}
+
+// A client that closes the server's stdout but not its stdin ends the
+// connection at the first answer that cannot be written; the server does
+// not go on serving calls no one hears (with stdout a duplicate of the
+// descriptor, no SIGPIPE ends it any more).
+func TestStdioEndsWhenOutputBreaks(t *testing.T) {
+	s := testServer(t)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &breakingOut{}
+	done := make(chan error, 1)
+	go func() { done <- s.mcp.Run(context.Background(), &Stdio{In: inR, Out: out, Tools: s.tool}) }()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	for start := time.Now(); out.writes.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("no answer to initialize")
+		}
+	}
+	// The call's answer is the first write that fails (the direct path,
+	// not go-sdk's, which ends the connection on its own).
+	go io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`+"\n")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server kept serving with its output broken")
+	}
 }

@@ -1,0 +1,122 @@
+package link
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The TCP link reads and writes with raw system calls (internal/rawio)
+// and must still behave as a net.Conn: data in order, a large write that
+// waits for the reader, deadlines, end of file, and Close ending a read.
+func TestTCPBehavesAsConn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	c, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("no connection accepted")
+	}
+	defer peer.Close()
+
+	// A write far larger than the socket buffers finishes once the peer
+	// has read it all, in order.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(big))))
+		got <- b
+	}()
+	if n, err := c.Write(big); n != len(big) || err != nil {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	if b := <-got; !bytes.Equal(b, big) {
+		t.Fatalf("the peer read %d bytes, not what was written", len(b))
+	}
+
+	// Reads get the peer's bytes.
+	peer.Write([]byte("hello"))
+	buf := make([]byte, 16)
+	if n, err := io.ReadAtLeast(c, buf, 5); n != 5 || err != nil || string(buf[:5]) != "hello" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+
+	// A read deadline ends a read with the usual timeout error.
+	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	_, err = c.Read(buf)
+	var ne net.Error
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("read past its deadline: %v", err)
+	}
+	c.SetReadDeadline(time.Time{})
+
+	// The peer's close is the end of file.
+	peer.Close()
+	if n, err := c.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("read after the peer closed: %d, %v", n, err)
+	}
+
+	// A reset is the system's error, as net.Conn gives it.
+	c3, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	if p, err := ln.Accept(); err == nil {
+		p.(*net.TCPConn).SetLinger(0)
+		p.Close()
+	}
+	c3.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c3.Read(buf); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("read after a reset: %v", err)
+	}
+
+	// Close ends a read in progress with net.ErrClosed.
+	c2, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if p, err := ln.Accept(); err == nil {
+			defer p.Close()
+			time.Sleep(time.Second)
+		}
+	}()
+	res := make(chan error, 1)
+	go func() { _, err := c2.Read(buf); res <- err }()
+	time.Sleep(20 * time.Millisecond)
+	c2.Close()
+	select {
+	case err := <-res:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("read ended by Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the read")
+	}
+	if _, err := c2.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("write after Close: %v", err)
+	}
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package rawio
+
+import "syscall"
+
+// Supported says whether Read and Write issue raw system calls here.
+const Supported = false
+
+// Read is not used where Supported is false.
+func Read(syscall.RawConn, []byte) (int, syscall.Errno, error) {
+	return 0, syscall.ENOSYS, nil
+}
+
+// Write is not used where Supported is false.
+func Write(syscall.RawConn, []byte) (int, syscall.Errno, error) {
+	return 0, syscall.ENOSYS, nil
+}
+
+// SetsockoptInt is not used where Supported is false.
+func SetsockoptInt(syscall.RawConn, int, int, int) {}
