@@ -57,8 +57,10 @@ type HTTPOptions struct {
 	// allows it only on a loopback address (SPEC TRUST-5).
 	NoAuth bool
 	// SessionTimeout closes an MCP session (2025-11-25 era) that has had
-	// no request for this long; its terminal sessions then become orphans
-	// (session.Registry.Orphan). Default DefaultHTTPSessionTimeout.
+	// no request for this long (counted from the end of its last POST; an
+	// open GET stream does not keep it); its terminal sessions then become
+	// orphans (session.Registry.Orphan). Default DefaultHTTPSessionTimeout.
+	// termhost times sessions out itself, not go-sdk (idle.go).
 	SessionTimeout time.Duration
 	// MaxBodyBytes caps a request body (413 beyond). Default
 	// DefaultHTTPMaxBody.
@@ -104,7 +106,6 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		reading: make(chan struct{}, o.MaxBodyReads),
 		stateful: sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
 			EventStore:                 sdk.NewMemoryEventStore(nil),
-			SessionTimeout:             o.SessionTimeout,
 			MaxRequestBodyBytes:        o.MaxBodyBytes,
 			DisableLocalhostProtection: o.AllowRemote,
 			Logger:                     sdkLogger(s.log),
@@ -117,6 +118,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 			Logger:                       sdkLogger(s.log),
 		}),
 	}
+	h.live = mcpSessions{timeout: o.SessionTimeout, expire: h.timedOut}
 	if o.Token != "" && !o.NoAuth {
 		h.tokenSum = sha256.Sum256([]byte(o.Token))
 		h.user = tokenUser(h.tokenSum)
@@ -159,6 +161,9 @@ type httpHandler struct {
 	// and the token's user id (anonymous without a token; see owner.go).
 	owner   string
 	reading chan struct{} // a slot per request body being read
+	// live are the MCP sessions the stateful handler minted, each with its
+	// idle timer and how it ends (idle.go).
+	live mcpSessions
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -193,6 +198,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	next := h.route(r, body)
 	if r.Method == http.MethodDelete {
 		next = h.deleting(next)
+	}
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && r.Method == http.MethodPost && h.live.begin(sid) {
+		defer h.live.done(sid) // the idle timeout runs from the end of the last POST
 	}
 	next.ServeHTTP(w, r)
 	if ew, ok := w.(*rpcErrorWriter); ok {
@@ -294,10 +302,13 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return body, true
 }
 
-// deleting serves a DELETE of an MCP session: watchSession, told before
-// the session closes, ends its terminal sessions rather than orphaning
-// them (SPEC MCP-2). Its calls waiting on the person stop first: go-sdk
-// closes the session only once every call has returned (asksecret.go).
+// deleting serves a DELETE of an MCP session: watch, told before the
+// session closes, ends its terminal sessions rather than orphaning them
+// (SPEC MCP-2). Its calls waiting on the person stop first: go-sdk closes
+// the session only once every call has returned (asksecret.go). A session
+// that timed out first is gone: its terminal sessions are orphans already,
+// and the DELETE is answered as go-sdk answers one of a session it does
+// not know.
 func (h *httpHandler) deleting(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get("Mcp-Session-Id")
@@ -305,14 +316,17 @@ func (h *httpHandler) deleting(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		h.srv.deleted.Store(sid, true)
+		if !h.live.deleting(sid) {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
 		if u, ok := h.srv.minted.Load(sid); ok && u == h.user { // go-sdk refuses another user's DELETE
 			h.srv.asks.endMCP(sid, errors.New("the MCP session was closed by its client"))
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		if sw.status/100 != 2 {
-			h.srv.deleted.Delete(sid)
+			h.live.undelete(sid)
 			h.srv.asks.forgetMCP(sid)
 		}
 	})
@@ -370,8 +384,11 @@ func (h *httpHandler) route(r *http.Request, body []byte) http.Handler {
 // MCP session, and watches that session: go-sdk has no hook for a session
 // that ends, and InitializedHandler would miss a client that never sends
 // notifications/initialized (go-sdk serves its tool calls regardless).
+// The session is in h.live before its id leaves in the answer's header.
 func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request) {
-	h.stateful.ServeHTTP(w, r)
+	mw := &mintWriter{ResponseWriter: w, minted: h.live.add}
+	h.stateful.ServeHTTP(mw, r)
+	mw.tell()
 	sid := w.Header().Get("Mcp-Session-Id")
 	if sid == "" {
 		return
@@ -379,10 +396,13 @@ func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request) {
 	h.srv.minted.Store(sid, h.user) // whose sessions the view shows (view.go)
 	for ss := range h.srv.mcp.Sessions() {
 		if ss.ID() == sid {
-			go h.srv.watchSession(ss)
+			h.live.attach(sid, ss)
+			go h.watch(ss)
 			return
 		}
 	}
+	h.live.remove(sid) // closed already: its initialize failed
+	h.srv.minted.Delete(sid)
 }
 
 // isInitialize reports whether a body holds an initialize request (alone,
@@ -486,29 +506,51 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) er
 	return ctx.Err()
 }
 
-// watchSession waits for an MCP session of the 2025-11-25 era to end.
-// Ended by the client (DELETE), its terminal sessions end with it (SPEC
-// MCP-2, TRUST-3). Ended otherwise (its idle timeout, a client that went
-// away without a word), they become orphans: still the MCP session's, so
-// no other client sees them, and reaped once unused for five minutes
-// (SPEC SES-4). Over stdio every terminal session ends with the client
-// (ServeStdio).
-func (s *Server) watchSession(ss *sdk.ServerSession) {
+// watch waits for an MCP session of the 2025-11-25 era to end. Ended by
+// the client (DELETE), its terminal sessions end with it (SPEC MCP-2,
+// TRUST-3). Timed out (timedOut) or ended otherwise (the server shutting
+// down), they become orphans: still the MCP session's, so no other client
+// sees them, and reaped once unused for five minutes (SPEC SES-4). Over
+// stdio every terminal session ends with the client (ServeStdio).
+func (h *httpHandler) watch(ss *sdk.ServerSession) {
 	ss.Wait()
+	s := h.srv
 	s.forgetSubscriber(ss)
 	s.asks.forgetMCP(ss.ID())
-	if _, deleted := s.deleted.LoadAndDelete(ss.ID()); deleted {
+	end, orphaned := h.live.remove(ss.ID())
+	switch end {
+	case endDeleted:
 		if n := s.deps.Sessions.CloseOwned(ss.ID()); n > 0 {
 			s.log.Info("MCP session deleted by its client; its terminal sessions were stopped", "mcpSession", ss.ID(), "sessions", n)
 		}
 		s.minted.Delete(ss.ID())
-		return
+	case endTimedOut:
+		if orphaned == 0 {
+			s.minted.Delete(ss.ID())
+		}
+	default:
+		if n := s.orphan(ss.ID()); n == 0 {
+			s.minted.Delete(ss.ID())
+		}
 	}
-	if n := s.deps.Sessions.Orphan(ss.ID()); n > 0 {
-		s.log.Info("MCP session ended; its terminal sessions are reaped after 5 min unused", "mcpSession", ss.ID(), "sessions", n)
-	} else {
-		s.minted.Delete(ss.ID())
+}
+
+// timedOut makes the terminal sessions of an MCP session that has had no
+// request for SessionTimeout orphans, as its end is decided and before it
+// closes: a DELETE from then on finds it gone (deleting), and a call that
+// holds its close up (one whose client went away) holds nothing else.
+func (h *httpHandler) timedOut(ss *sdk.ServerSession) int {
+	return h.srv.orphan(ss.ID())
+}
+
+// orphan makes the terminal sessions of an MCP session that went away
+// orphans and says how many.
+func (s *Server) orphan(mcpSession string) int {
+	n := s.deps.Sessions.Orphan(mcpSession)
+	if n > 0 {
+		s.log.Info("MCP session ended; its terminal sessions are reaped after 5 min unused", "mcpSession", mcpSession, "sessions", n)
 	}
+	return n
 }
 
 // sdkLogger is the logger go-sdk gets: its Info records (a session

@@ -84,9 +84,6 @@ type Server struct {
 	// tools are the raw handlers of every registered tool, for the stdio
 	// transport's direct path (see Stdio.Tools).
 	tools map[string]sdk.ToolHandler
-	// deleted are the MCP sessions (HTTP) their client is deleting, by id:
-	// watchSession ends their terminal sessions (http.go).
-	deleted sync.Map
 	// minted are the MCP sessions (HTTP, 2025-11-25 era) by id, each with
 	// the token user that created it: the live view shows a token's
 	// sessions (view.go).

@@ -43,6 +43,11 @@ type Options struct {
 	Ciphers []string
 	// Env is added to the environment of every command.
 	Env []string
+
+	// beforeReply, when set, runs before the server answers a channel
+	// request: this package's tests widen the gap between a request and
+	// its answer with it.
+	beforeReply func()
 }
 
 // Server is a running test server.
@@ -233,6 +238,7 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 	started := false
 	for req := range reqs {
 		ok := false
+		var cmd *exec.Cmd // the command an exec or shell starts, once answered
 		switch req.Type {
 		case "env":
 			var kv struct{ Name, Value string }
@@ -268,16 +274,26 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 				s.commands = append(s.commands, p.Command)
 				s.mu.Unlock()
 				started, ok = true, true
-				go ss.run(exec.Command("/bin/sh", "-c", p.Command))
+				cmd = exec.Command("/bin/sh", "-c", p.Command)
 			}
 		case "shell":
 			if !started {
 				started, ok = true, true
-				go ss.run(exec.Command(s.opts.Shell[0], s.opts.Shell[1:]...))
+				cmd = exec.Command(s.opts.Shell[0], s.opts.Shell[1:]...)
 			}
 		}
 		if req.WantReply {
+			if s.opts.beforeReply != nil {
+				s.opts.beforeReply()
+			}
 			req.Reply(ok, nil)
+		}
+		// The command starts once its request is answered, as sshd does: a
+		// command that ends at once closes the channel, and a reply sent
+		// after the close is dropped (x/crypto/ssh), so the client's exec
+		// would fail with EOF.
+		if cmd != nil {
+			go ss.run(cmd)
 		}
 	}
 	ss.kill()

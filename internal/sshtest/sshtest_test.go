@@ -86,3 +86,26 @@ func TestShellUnderPTY(t *testing.T) {
 		t.Errorf("output %q", out.String())
 	}
 }
+
+// TestExecAnsweredBeforeItEnds: an exec whose command ends at once is
+// answered before its channel closes, however late the answer goes out
+// (here 200 ms, as a loaded machine may delay it): the server once started
+// the command before answering, and a command that ended first closed the
+// channel, so the answer was dropped and the client's exec failed with EOF
+// (host/ssh's TestWarmConnections under load: "exec: channel 2: exec: EOF").
+func TestExecAnsweredBeforeItEnds(t *testing.T) {
+	s := Start(t, Options{Passwords: map[string]string{"alice": "pw"},
+		beforeReply: func() { time.Sleep(200 * time.Millisecond) }})
+	c := dial(t, s, ssh.Password("pw"))
+	for _, cmd := range []string{"true", "exit 4"} {
+		sess, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sess.Run(cmd)
+		var ee *ssh.ExitError
+		if cmd == "true" && err != nil || cmd != "true" && (!errors.As(err, &ee) || ee.ExitStatus() != 4) {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+}
