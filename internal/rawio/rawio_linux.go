@@ -44,6 +44,22 @@ func Read(rc syscall.RawConn, p []byte) (n int, errno syscall.Errno, err error) 
 	return n, errno, err
 }
 
+// ReadNow reads once into p what the descriptor holds now, without
+// waiting: 0 when it holds nothing (or on any error).
+func ReadNow(rc syscall.RawConn, p []byte) (n int) {
+	if len(p) == 0 {
+		return 0
+	}
+	rc.Read(func(fd uintptr) bool {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == 0 {
+			n = int(r)
+		}
+		return true // never wait
+	})
+	return n
+}
+
 // Write writes all of p, waiting in the poller while the descriptor is
 // full; it stops at the first error.
 func Write(rc syscall.RawConn, p []byte) (done int, errno syscall.Errno, err error) {

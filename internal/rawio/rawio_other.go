@@ -19,3 +19,6 @@ func Write(syscall.RawConn, []byte) (int, syscall.Errno, error) {
 
 // SetsockoptInt is not used where Supported is false.
 func SetsockoptInt(syscall.RawConn, int, int, int) {}
+
+// ReadNow is not used where Supported is false.
+func ReadNow(syscall.RawConn, []byte) int { return 0 }

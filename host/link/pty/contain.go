@@ -483,6 +483,7 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	}
 	p := &PTY{f: f, cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
+	p.setRaw()
 	go p.reap()
 	return p, nil
 }

@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/termhost/termhost/internal/rawio"
 	"io"
 	"os"
 	"os/exec"
@@ -56,7 +57,8 @@ type Config struct {
 
 // PTY is a running program and the master side of its terminal.
 type PTY struct {
-	f   *os.File // master, non-blocking
+	f   *os.File        // master, non-blocking
+	rc  syscall.RawConn // f's, for raw reads and writes (internal/rawio); nil: through f
 	cmd *exec.Cmd
 	pid int
 
@@ -154,7 +156,7 @@ func Start(cfg Config) (*PTY, error) {
 		cmd.Wait()
 		return nil, err
 	}
-	p := &PTY{f: f, cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	p := (&PTY{f: f, cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}).setRaw()
 	go p.reap()
 	return p, nil
 }
@@ -226,7 +228,7 @@ func (p *PTY) Pid() int { return p.pid }
 // output is drained it returns io.EOF.
 func (p *PTY) Read(b []byte) (int, error) {
 	for {
-		n, err := p.f.Read(b)
+		n, err := p.read(b)
 		if n > 0 {
 			return p.more(b, n), nil
 		}
@@ -257,22 +259,56 @@ func (p *PTY) Read(b []byte) (int, error) {
 // through the plugins, so a burst is taken in as few reads as the buffer
 // allows.
 func (p *PTY) more(b []byte, n int) int {
-	rc, err := p.f.SyscallConn()
-	if err != nil {
-		return n
+	rc := p.rc
+	if rc == nil {
+		var err error
+		if rc, err = p.f.SyscallConn(); err != nil {
+			return n
+		}
 	}
 	for n < len(b) {
 		m := 0
-		rc.Read(func(fd uintptr) bool {
-			m, _ = unix.Read(int(fd), b[n:])
-			return true // never wait: only what is there now
-		})
+		if p.rc != nil {
+			m = rawio.ReadNow(rc, b[n:])
+		} else {
+			rc.Read(func(fd uintptr) bool {
+				m, _ = unix.Read(int(fd), b[n:])
+				return true // never wait: only what is there now
+			})
+		}
 		if m <= 0 {
 			break
 		}
 		n += m
 	}
 	return n
+}
+
+// read reads the master as os.File.Read does, with a raw system call
+// where it can (internal/rawio: a scheduler-visible one wakes the
+// runtime's monitor after every idle moment).
+func (p *PTY) read(b []byte) (int, error) {
+	if p.rc == nil {
+		return p.f.Read(b)
+	}
+	n, errno, err := rawio.Read(p.rc, b)
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// setRaw makes p read and write its master with raw system calls.
+func (p *PTY) setRaw() *PTY {
+	if rawio.Supported {
+		p.rc, _ = p.f.SyscallConn()
+	}
+	return p
 }
 
 // pending is how many bytes of output wait in the terminal.
@@ -303,7 +339,14 @@ func (p *PTY) Write(b []byte) (int, error) {
 	if stopped {
 		return 0, ErrInputStopped
 	}
-	return p.f.Write(b)
+	if p.rc == nil {
+		return p.f.Write(b)
+	}
+	n, errno, err := rawio.Write(p.rc, b)
+	if err == nil && errno != 0 {
+		err = &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
+	}
+	return n, err
 }
 
 // SetWriteDeadline bounds Writes (a program that stops reading its input
