@@ -15,6 +15,7 @@
 package rawio
 
 import (
+	"io"
 	"syscall"
 	"unsafe"
 )
@@ -78,6 +79,9 @@ func Write(rc syscall.RawConn, p []byte) (done int, errno syscall.Errno, err err
 				return e != syscall.EAGAIN
 			}
 		})
+		if n == 0 && errno == 0 && err == nil {
+			return done, 0, io.ErrShortWrite // write(2) took nothing and said nothing
+		}
 		done += n
 	}
 	return done, errno, err
