@@ -53,12 +53,13 @@ func TestPollableStdio(t *testing.T) {
 	if err := pf.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
 		t.Fatalf("not in the poller: %v", err)
 	}
-	if _, err := pf.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
+	rf := raw(pf) // as RunStdio reads it: raw system calls (internal/rawio)
+	if _, err := rf.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read of an idle pipe: %v, want a deadline error", err)
 	}
 	pf.SetReadDeadline(time.Time{})
 	w.Write([]byte("x\n"))
-	if n, err := pf.Read(make([]byte, 8)); n != 2 || err != nil {
+	if n, err := rf.Read(make([]byte, 8)); n != 2 || err != nil {
 		t.Fatalf("read %d, %v", n, err)
 	}
 	restore()
