@@ -314,6 +314,27 @@ func unquote(inner []byte, plain bool) (string, bool) {
 // method (plain strings), id (an integer or a plain string) and params
 // (an object), each at most once, nothing else. It fills e as
 // json.Unmarshal would.
+// internedStrings are the values every request line repeats: fastEnvelope
+// points at these instead of allocating a copy (and a pointer) for each.
+// Nothing writes through an envelope's pointers.
+var internedStrings = func() map[string]*string {
+	m := map[string]*string{}
+	for _, v := range []string{"2.0", "tools/call", "tools/list", "ping", "initialize",
+		"notifications/initialized", "notifications/cancelled"} {
+		m[v] = &v
+	}
+	return m
+}()
+
+// interned is v as a *string, shared when it is one of internedStrings.
+func interned(v []byte) *string {
+	if p := internedStrings[string(v)]; p != nil {
+		return p
+	}
+	str := string(v)
+	return &str
+}
+
 func fastEnvelope(line []byte) (e envelope, ok bool) {
 	s := scanner{b: line}
 	var seen uint8
@@ -331,15 +352,13 @@ func fastEnvelope(line []byte) (e envelope, ok bool) {
 			if !ok || !plain || !once(1) {
 				return false
 			}
-			str := string(v)
-			e.JSONRPC = &str
+			e.JSONRPC = interned(v)
 		case "method":
 			v, plain, ok := s.str()
 			if !ok || !plain || !once(2) {
 				return false
 			}
-			str := string(v)
-			e.Method = &str
+			e.Method = interned(v)
 		case "id":
 			if !once(4) {
 				return false
