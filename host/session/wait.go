@@ -377,8 +377,14 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
 	deadline := time.Now().Add(timeout)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	// The deadline's timer is made only when the wait first blocks: most
+	// reads of an agent's round trip find what they wait for at once.
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	var m *matcher
 	if spec.Until != nil {
 		m = &matcher{p: spec.Until}
@@ -470,6 +476,9 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		if !wake.IsZero() {
 			wakeT = time.NewTimer(time.Until(wake))
 			wakeC = wakeT.C
+		}
+		if timer == nil {
+			timer = time.NewTimer(time.Until(deadline))
 		}
 		select {
 		case <-ch:
