@@ -121,16 +121,8 @@ func (t TCP) Read(p []byte) (int, error) {
 	if t.rc == nil {
 		return t.TCPConn.Read(p)
 	}
-	n, errno, err := rawio.Read(t.rc, p)
-	switch {
-	case err != nil:
-		return 0, err
-	case errno != 0:
-		return 0, &net.OpError{Op: "read", Net: "tcp", Source: t.LocalAddr(), Addr: t.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
-	case n == 0 && len(p) > 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	n, err := rawio.Read(t.rc, p)
+	return n, t.opError("read", err)
 }
 
 func (t TCP) Write(p []byte) (int, error) {
@@ -141,14 +133,20 @@ func (t TCP) Write(p []byte) (int, error) {
 		}
 		return n, err
 	}
-	n, errno, err := rawio.Write(t.rc, p)
+	n, err := rawio.Write(t.rc, p)
 	if n > 0 {
 		rawio.SetsockoptInt(t.rc, syscall.IPPROTO_TCP, tcpQuickAck, 1)
 	}
-	if err == nil && errno != 0 {
-		err = &net.OpError{Op: "write", Net: "tcp", Source: t.LocalAddr(), Addr: t.RemoteAddr(), Err: os.NewSyscallError("write", errno)}
+	return n, t.opError("write", err)
+}
+
+// opError gives a raw read's or write's own error net.Conn's form.
+func (t TCP) opError(op string, err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return &net.OpError{Op: op, Net: "tcp", Source: t.LocalAddr(), Addr: t.RemoteAddr(), Err: se}
 	}
-	return n, err
+	return err
 }
 
 // DialError says why a connection could not be made. Reason is one of

@@ -5,6 +5,9 @@ import (
 	"syscall"
 )
 
+// tcpQuickAck is TCP_QUICKACK (the raw path sets it; see TCP.Write).
+const tcpQuickAck = syscall.TCP_QUICKACK
+
 // QuickAck turns TCP_QUICKACK on for c; the link calls it after every
 // write. Without it the kernel delays ACKs by up to 40 ms, and a server
 // that writes its echo, its output and its prompt as separate small

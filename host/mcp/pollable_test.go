@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,14 +47,18 @@ func TestPollableStdio(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pf, restore := pollable(r)
-	if pf == r || !nonblocking(t, r) {
+	rw, restore := pollable(r)
+	if rw == io.ReadWriter(r) || !nonblocking(t, r) {
 		t.Fatal("a blocking pipe was left blocking")
+	}
+	pf, ok := rw.(interface{ SetReadDeadline(time.Time) error })
+	if !ok {
+		t.Fatalf("pollable returned a %T", rw)
 	}
 	if err := pf.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
 		t.Fatalf("not in the poller: %v", err)
 	}
-	rf := raw(pf) // as RunStdio reads it: raw system calls (internal/rawio)
+	rf := rw // a rawio.File: raw system calls, as RunStdio reads stdin
 	if _, err := rf.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read of an idle pipe: %v, want a deadline error", err)
 	}
@@ -75,7 +80,7 @@ func TestPollableStdio(t *testing.T) {
 
 	// The same pipe reached by another of the server's descriptors (stdout
 	// and stderr on one pipe) is left alone.
-	if pf, _ := pollable(r, r); pf != r || nonblocking(t, r) {
+	if rw, _ := pollable(r, r); rw != io.ReadWriter(r) || nonblocking(t, r) {
 		t.Fatal("a pipe shared with another descriptor was made non-blocking")
 	}
 
@@ -85,7 +90,7 @@ func TestPollableStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if pf, _ := pollable(f); pf != f || nonblocking(t, f) {
+	if rw, _ := pollable(f); rw != io.ReadWriter(f) || nonblocking(t, f) {
 		t.Fatal("a regular file was changed")
 	}
 }

@@ -174,15 +174,7 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	defer restoreIn()
 	out, restoreOut := pollable(os.Stdout, os.Stdin, os.Stderr)
 	defer restoreOut()
-	var r io.Reader = in
-	if in != os.Stdin {
-		r = raw(in)
-	}
-	var w io.Writer = out
-	if out != os.Stdout {
-		w = raw(out)
-	}
-	return s.ServeStdio(ctx, r, w)
+	return s.ServeStdio(ctx, in, out)
 }
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and

@@ -16,6 +16,7 @@ package rawio
 
 import (
 	"io"
+	"os"
 	"syscall"
 	"unsafe"
 )
@@ -23,26 +24,42 @@ import (
 // Supported says whether Read and Write issue raw system calls here.
 const Supported = true
 
-// Read reads once into p: n > 0 with data, n == 0 at end of file. err is
-// the poller's (deadline, closed); errno the read's own.
-func Read(rc syscall.RawConn, p []byte) (n int, errno syscall.Errno, err error) {
-	if len(p) == 0 {
-		return 0, 0, nil
-	}
-	err = rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			n, errno = int(r), e
-			if e != 0 {
-				n = 0
-			}
-			return e != syscall.EAGAIN
+// rw is one read(2) or write(2) of p on fd, retried on EINTR.
+func rw(trap, fd uintptr, p []byte) (int, syscall.Errno) {
+	for {
+		r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e != 0:
+			return 0, e
 		}
-	})
-	return n, errno, err
+		return int(r), 0
+	}
+}
+
+// Read reads once into p, waiting in the poller while there is nothing
+// to read. Its error is io.EOF at the end, the poller's (a deadline, a
+// closed descriptor), or the read's own as *os.SyscallError.
+func Read(rc syscall.RawConn, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	if err := rc.Read(func(fd uintptr) bool {
+		n, errno = rw(syscall.SYS_READ, fd, p)
+		return errno != syscall.EAGAIN
+	}); err != nil {
+		return 0, err
+	}
+	switch {
+	case errno != 0:
+		return 0, os.NewSyscallError("read", errno)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // ReadNow reads once into p what the descriptor holds now, without
@@ -52,39 +69,35 @@ func ReadNow(rc syscall.RawConn, p []byte) (n int) {
 		return 0
 	}
 	rc.Read(func(fd uintptr) bool {
-		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		if e == 0 {
-			n = int(r)
-		}
+		n, _ = rw(syscall.SYS_READ, fd, p)
 		return true // never wait
 	})
 	return n
 }
 
 // Write writes all of p, waiting in the poller while the descriptor is
-// full; it stops at the first error.
-func Write(rc syscall.RawConn, p []byte) (done int, errno syscall.Errno, err error) {
-	for done < len(p) && errno == 0 && err == nil {
+// full; it stops at the first error (the poller's, or the write's own as
+// *os.SyscallError).
+func Write(rc syscall.RawConn, p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
 		var n int
-		err = rc.Write(func(fd uintptr) bool {
-			for {
-				r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
-				if e == syscall.EINTR {
-					continue
-				}
-				n, errno = int(r), e
-				if e != 0 {
-					n = 0
-				}
-				return e != syscall.EAGAIN
-			}
-		})
-		if n == 0 && errno == 0 && err == nil {
-			return done, 0, io.ErrShortWrite // write(2) took nothing and said nothing
+		var errno syscall.Errno
+		if err := rc.Write(func(fd uintptr) bool {
+			n, errno = rw(syscall.SYS_WRITE, fd, p[done:])
+			return errno != syscall.EAGAIN
+		}); err != nil {
+			return done, err
+		}
+		switch {
+		case errno != 0:
+			return done, os.NewSyscallError("write", errno)
+		case n == 0:
+			return done, io.ErrShortWrite // write(2) took nothing and said nothing
 		}
 		done += n
 	}
-	return done, errno, err
+	return done, nil
 }
 
 // SetsockoptInt sets an integer socket option the same way.

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/rawio"
 )
 
 // Containment is how termhost starts programs so that nothing they start
@@ -481,9 +482,8 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	if err != nil {
 		return abort(err)
 	}
-	p := &PTY{f: f, cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
+	p := &PTY{f: f, raw: rawio.NewFile(f), cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
-	p.setRaw()
 	go p.reap()
 	return p, nil
 }

@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/termhost/termhost/internal/rawio"
 	"io"
 	"os"
 	"os/exec"
@@ -40,6 +39,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/rawio"
 )
 
 // Config is the program to start and its terminal.
@@ -57,8 +57,8 @@ type Config struct {
 
 // PTY is a running program and the master side of its terminal.
 type PTY struct {
-	f   *os.File        // master, non-blocking
-	rc  syscall.RawConn // f's, for raw reads and writes (internal/rawio); nil: through f
+	f   *os.File    // master, non-blocking
+	raw *rawio.File // f with raw system calls (internal/rawio); nil: through f itself
 	cmd *exec.Cmd
 	pid int
 
@@ -156,7 +156,7 @@ func Start(cfg Config) (*PTY, error) {
 		cmd.Wait()
 		return nil, err
 	}
-	p := (&PTY{f: f, cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}).setRaw()
+	p := &PTY{f: f, raw: rawio.NewFile(f), cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
 	go p.reap()
 	return p, nil
 }
@@ -259,23 +259,8 @@ func (p *PTY) Read(b []byte) (int, error) {
 // through the plugins, so a burst is taken in as few reads as the buffer
 // allows.
 func (p *PTY) more(b []byte, n int) int {
-	rc := p.rc
-	if rc == nil {
-		var err error
-		if rc, err = p.f.SyscallConn(); err != nil {
-			return n
-		}
-	}
 	for n < len(b) {
-		m := 0
-		if p.rc != nil {
-			m = rawio.ReadNow(rc, b[n:])
-		} else {
-			rc.Read(func(fd uintptr) bool {
-				m, _ = unix.Read(int(fd), b[n:])
-				return true // never wait: only what is there now
-			})
-		}
+		m := p.readNow(b[n:])
 		if m <= 0 {
 			break
 		}
@@ -284,31 +269,31 @@ func (p *PTY) more(b []byte, n int) int {
 	return n
 }
 
-// read reads the master as os.File.Read does, with a raw system call
-// where it can (internal/rawio: a scheduler-visible one wakes the
-// runtime's monitor after every idle moment).
-func (p *PTY) read(b []byte) (int, error) {
-	if p.rc == nil {
-		return p.f.Read(b)
+// readNow reads what the terminal holds now, never waiting.
+func (p *PTY) readNow(b []byte) int {
+	if p.raw != nil {
+		return p.raw.ReadNow(b)
 	}
-	n, errno, err := rawio.Read(p.rc, b)
-	switch {
-	case err != nil:
-		return 0, err
-	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
-	case n == 0 && len(b) > 0:
-		return 0, io.EOF
+	rc, err := p.f.SyscallConn()
+	if err != nil {
+		return 0
 	}
-	return n, nil
+	m := 0
+	rc.Read(func(fd uintptr) bool {
+		m, _ = unix.Read(int(fd), b)
+		return true // never wait: only what is there now
+	})
+	return m
 }
 
-// setRaw makes p read and write its master with raw system calls.
-func (p *PTY) setRaw() *PTY {
-	if rawio.Supported {
-		p.rc, _ = p.f.SyscallConn()
+// read reads the master, with a raw system call where it can
+// (internal/rawio: a scheduler-visible one wakes the runtime's monitor
+// after every idle moment).
+func (p *PTY) read(b []byte) (int, error) {
+	if p.raw == nil {
+		return p.f.Read(b)
 	}
-	return p
+	return p.raw.Read(b)
 }
 
 // pending is how many bytes of output wait in the terminal.
@@ -339,14 +324,10 @@ func (p *PTY) Write(b []byte) (int, error) {
 	if stopped {
 		return 0, ErrInputStopped
 	}
-	if p.rc == nil {
+	if p.raw == nil {
 		return p.f.Write(b)
 	}
-	n, errno, err := rawio.Write(p.rc, b)
-	if err == nil && errno != 0 {
-		err = &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
-	}
-	return n, err
+	return p.raw.Write(b)
 }
 
 // SetWriteDeadline bounds Writes (a program that stops reading its input

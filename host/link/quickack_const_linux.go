@@ -1,6 +1,0 @@
-package link
-
-import "syscall"
-
-// tcpQuickAck is TCP_QUICKACK.
-const tcpQuickAck = syscall.TCP_QUICKACK

@@ -1,0 +1,58 @@
+package rawio
+
+import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+	"time"
+)
+
+// File is a non-blocking (pollable) os.File read and written with raw
+// system calls; its errors take os.File's form (*os.PathError around the
+// errno).
+type File struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// NewFile returns f as a File, or nil where raw system calls are not
+// used (then f's own Read and Write are). f must be non-blocking: a
+// blocking read would hold the thread without the scheduler's knowledge.
+func NewFile(f *os.File) *File {
+	if !Supported {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &File{f: f, rc: rc}
+}
+
+func (r *File) Read(p []byte) (int, error) {
+	n, err := Read(r.rc, p)
+	return n, r.pathError(err)
+}
+
+func (r *File) Write(p []byte) (int, error) {
+	n, err := Write(r.rc, p)
+	return n, r.pathError(err)
+}
+
+// ReadNow reads what the file holds now, without waiting (see ReadNow).
+func (r *File) ReadNow(p []byte) int { return ReadNow(r.rc, p) }
+
+// SetReadDeadline is f's.
+func (r *File) SetReadDeadline(t time.Time) error { return r.f.SetReadDeadline(t) }
+
+// pathError gives a read's or write's own error os.File's form.
+func (r *File) pathError(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return &os.PathError{Op: se.Syscall, Path: r.f.Name(), Err: se.Err}
+	}
+	return err
+}
+
+var _ io.ReadWriter = (*File)(nil)
