@@ -155,3 +155,11 @@ func TestMarkersDoNotFlushPatternCache(t *testing.T) {
 		t.Fatal("the markers' shared rest is not cached")
 	}
 }
+
+// compilePattern is CompilePattern without the cache.
+func compilePattern(expr string) (*Pattern, error) {
+	if p, ok := compileSplit(expr); ok {
+		return p, nil
+	}
+	return compileRegexp(expr)
+}

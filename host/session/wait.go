@@ -154,13 +154,11 @@ func CompilePattern(expr string) (*Pattern, error) {
 	if p := patterns.get(expr); p != nil {
 		return p, nil
 	}
-	p, err := compilePattern(expr)
+	p, err := compileRegexp(expr)
 	if err != nil {
 		return nil, err
 	}
-	if p.re != nil {
-		patterns.put(expr, p)
-	}
+	patterns.put(expr, p)
 	return p, nil
 }
 
@@ -192,14 +190,12 @@ func (p *Pattern) FindStringIndex(s string) []int {
 // round trip under load paid for two parses (issue 19).
 const shortPattern = (MaxPatternInsts - 1) / 2
 
-func compilePattern(expr string) (*Pattern, error) {
+// compileRegexp compiles expr as one regexp, within the bounds.
+func compileRegexp(expr string) (*Pattern, error) {
 	if len(expr) > MaxPatternLen {
 		return nil, fmt.Errorf("%d bytes long; at most %d", len(expr), MaxPatternLen)
 	}
 	if len(expr) <= shortPattern && strings.IndexByte(expr, '{') < 0 {
-		if p, ok := compileSplit(expr); ok {
-			return p, nil
-		}
 		re, err := regexp.Compile(expr)
 		if err != nil {
 			return nil, fmt.Errorf("not a valid regular expression: %v", err)
