@@ -105,14 +105,16 @@ func (e ExitStatus) String() string {
 // calls (internal/rawio).
 type TCP struct {
 	*net.TCPConn
-	rc syscall.RawConn // nil: through net.TCPConn
+	rc *rawio.Conn // nil: through net.TCPConn
 }
 
 // NewTCP makes c a link.
 func NewTCP(c *net.TCPConn) TCP {
 	t := TCP{TCPConn: c}
 	if rawio.Supported {
-		t.rc, _ = c.SyscallConn()
+		if rc, err := c.SyscallConn(); err == nil {
+			t.rc = rawio.NewConn(rc)
+		}
 	}
 	return t
 }
@@ -121,7 +123,7 @@ func (t TCP) Read(p []byte) (int, error) {
 	if t.rc == nil {
 		return t.TCPConn.Read(p)
 	}
-	n, err := rawio.Read(t.rc, p)
+	n, err := t.rc.Read(p)
 	return n, t.opError("read", err)
 }
 
@@ -133,15 +135,18 @@ func (t TCP) Write(p []byte) (int, error) {
 		}
 		return n, err
 	}
-	n, err := rawio.Write(t.rc, p)
+	n, err := t.rc.Write(p)
 	if n > 0 {
-		rawio.SetsockoptInt(t.rc, syscall.IPPROTO_TCP, tcpQuickAck, 1)
+		t.rc.SetsockoptInt(syscall.IPPROTO_TCP, tcpQuickAck, 1)
 	}
 	return n, t.opError("write", err)
 }
 
 // opError gives a raw read's or write's own error net.Conn's form.
 func (t TCP) opError(op string, err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target escapes
+	}
 	var se *os.SyscallError
 	if errors.As(err, &se) {
 		return &net.OpError{Op: op, Net: "tcp", Source: t.LocalAddr(), Addr: t.RemoteAddr(), Err: se}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"syscall"
 	"time"
 )
 
@@ -12,8 +11,8 @@ import (
 // system calls; its errors take os.File's form (*os.PathError around the
 // errno).
 type File struct {
-	f  *os.File
-	rc syscall.RawConn
+	f *os.File
+	c *Conn
 }
 
 // NewFile returns f as a File, or nil where raw system calls are not
@@ -27,27 +26,30 @@ func NewFile(f *os.File) *File {
 	if err != nil {
 		return nil
 	}
-	return &File{f: f, rc: rc}
+	return &File{f: f, c: NewConn(rc)}
 }
 
 func (r *File) Read(p []byte) (int, error) {
-	n, err := Read(r.rc, p)
+	n, err := r.c.Read(p)
 	return n, r.pathError(err)
 }
 
 func (r *File) Write(p []byte) (int, error) {
-	n, err := Write(r.rc, p)
+	n, err := r.c.Write(p)
 	return n, r.pathError(err)
 }
 
-// ReadNow reads what the file holds now, without waiting (see ReadNow).
-func (r *File) ReadNow(p []byte) int { return ReadNow(r.rc, p) }
+// ReadNow reads what the file holds now, without waiting (see Conn.ReadNow).
+func (r *File) ReadNow(p []byte) int { return r.c.ReadNow(p) }
 
 // SetReadDeadline is f's.
 func (r *File) SetReadDeadline(t time.Time) error { return r.f.SetReadDeadline(t) }
 
 // pathError gives a read's or write's own error os.File's form.
 func (r *File) pathError(err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target escapes
+	}
 	var se *os.SyscallError
 	if errors.As(err, &se) {
 		return &os.PathError{Op: se.Syscall, Path: r.f.Name(), Err: se.Err}

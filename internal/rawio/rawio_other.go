@@ -7,14 +7,20 @@ import "syscall"
 // Supported says whether Read and Write issue raw system calls here.
 const Supported = false
 
+// Conn is not used where Supported is false.
+type Conn struct{}
+
+// NewConn is not used where Supported is false.
+func NewConn(syscall.RawConn) *Conn { return &Conn{} }
+
 // Read is not used where Supported is false.
-func Read(syscall.RawConn, []byte) (int, error) { return 0, syscall.ENOSYS }
+func (*Conn) Read([]byte) (int, error) { return 0, syscall.ENOSYS }
 
 // ReadNow is not used where Supported is false.
-func ReadNow(syscall.RawConn, []byte) int { return 0 }
+func (*Conn) ReadNow([]byte) int { return 0 }
 
 // Write is not used where Supported is false.
-func Write(syscall.RawConn, []byte) (int, error) { return 0, syscall.ENOSYS }
+func (*Conn) Write([]byte) (int, error) { return 0, syscall.ENOSYS }
 
 // SetsockoptInt is not used where Supported is false.
-func SetsockoptInt(syscall.RawConn, int, int, int) {}
+func (*Conn) SetsockoptInt(int, int, int) {}
