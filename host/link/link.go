@@ -37,6 +37,14 @@ type WriteDeadliner interface {
 	SetWriteDeadline(t time.Time) error
 }
 
+// NowWriter is a link that can write without waiting: WriteNow writes
+// what of p the link takes at once — 0 and no error when it has no room —
+// so a write that fits needs no deadline set and no cancellation armed
+// (a session writes the rest with Write, under its deadline).
+type NowWriter interface {
+	WriteNow(p []byte) (int, error)
+}
+
 // Resizer is a link with a window size the peer sees (a PTY: TIOCSWINSZ,
 // and the child gets SIGWINCH).
 type Resizer interface {
@@ -136,6 +144,19 @@ func (t TCP) Write(p []byte) (int, error) {
 		return n, err
 	}
 	n, err := t.rc.Write(p)
+	if n > 0 {
+		t.rc.SetsockoptInt(syscall.IPPROTO_TCP, tcpQuickAck, 1)
+	}
+	return n, t.opError("write", err)
+}
+
+// WriteNow writes what of p the socket takes now (see NowWriter); where
+// raw system calls are not used it writes nothing.
+func (t TCP) WriteNow(p []byte) (int, error) {
+	if t.rc == nil {
+		return 0, nil
+	}
+	n, err := t.rc.WriteNow(p)
 	if n > 0 {
 		t.rc.SetsockoptInt(syscall.IPPROTO_TCP, tcpQuickAck, 1)
 	}

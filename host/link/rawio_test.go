@@ -173,3 +173,62 @@ func TestTCPReadWriteAllocateNothing(t *testing.T) {
 		t.Fatalf("a write and a read of the link allocate %v objects, want 0", allocs)
 	}
 }
+
+// WriteNow writes what the socket takes without waiting, whatever
+// deadline an earlier write left: a passed one makes it write nothing
+// (and say no error), so the caller writes under a new deadline instead
+// of failing with a stale one.
+func TestTCPWriteNow(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("no connection accepted")
+	}
+	defer peer.Close()
+	buf := make([]byte, 16)
+	if n, err := c.WriteNow([]byte("now")); n != 3 || err != nil {
+		t.Fatalf("WriteNow on an empty socket: %d, %v; want 3, nil", n, err)
+	}
+	if _, err := io.ReadFull(peer, buf[:3]); err != nil || string(buf[:3]) != "now" {
+		t.Fatalf("the peer read %q, %v", buf[:3], err)
+	}
+	c.SetWriteDeadline(time.Now().Add(-time.Second))
+	if n, err := c.WriteNow([]byte("late")); n != 0 || err != nil {
+		t.Fatalf("WriteNow after the deadline passed: %d, %v; want 0, nil", n, err)
+	}
+	// A socket that is full takes nothing, and says so without an error.
+	c.SetWriteDeadline(time.Time{})
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	total := 0
+	for range 256 {
+		n, err := c.WriteNow(big)
+		if err != nil {
+			t.Fatalf("WriteNow into a filling socket: %v", err)
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+	}
+	if n, err := c.WriteNow(big); n != 0 || err != nil {
+		t.Fatalf("WriteNow into a full socket (%d bytes in): %d, %v; want 0, nil", total, n, err)
+	}
+	c.Close()
+	if _, err := c.WriteNow([]byte("closed")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("WriteNow after Close: %v, want net.ErrClosed", err)
+	}
+}

@@ -38,16 +38,17 @@ func TestStdioBatchesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := conn.(*stdioConn)
+	key := func(s string) reqKey { return reqKey{kind: keyString, s: s} }
 	for _, k := range []string{"a", "b", "c"} {
-		c.inFlight(k, "tools/call")
+		c.inFlight(key(k), "tools/call")
 	}
 	first := make(chan error)
-	go func() { first <- c.writeLine([]byte(`{"a":1}`), "a") }()
+	go func() { first <- c.writeLine([]byte(`{"a":1}`), key("a")) }()
 	<-w.entered
 	queued := make(chan struct{})
 	go func() {
-		c.writeLine([]byte(`{"b":2}`), "b")
-		c.writeLine([]byte(`{"c":3}`), "c")
+		c.writeLine([]byte(`{"b":2}`), key("b"))
+		c.writeLine([]byte(`{"c":3}`), key("c"))
 		close(queued)
 	}()
 	select {
@@ -81,13 +82,13 @@ func TestStdioQueueIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := conn.(*stdioConn)
-	go c.writeLine([]byte(`{"a":1}`), "")
+	go c.writeLine([]byte(`{"a":1}`), noKey)
 	<-w.entered
 	line := bytes.Repeat([]byte("x"), 1<<20)
 	queued := make(chan int, 16)
 	go func() {
 		for i := range 8 {
-			c.writeLine(line, "")
+			c.writeLine(line, noKey)
 			queued <- i
 		}
 	}()

@@ -178,14 +178,26 @@ func (w *writer) reserve(b *batch) (inline bool, err error) {
 }
 
 // writeReserved writes a batch reserve kept for the caller. Cancelling
-// ctx during the write cuts it short at once.
+// ctx during the write cuts it short at once. What the link takes at once
+// (the common case) is written with no deadline set and no cancellation
+// armed: each cost a timer and allocations per tool call's send.
 func (w *writer) writeReserved(ctx context.Context, b *batch) {
-	d := w.link.(link.WriteDeadliner)
-	stop := context.AfterFunc(ctx, func() { d.SetWriteDeadline(time.Now()) })
-	n, werr := w.write(b)
-	stop()
-	if werr != nil && ctx.Err() != nil {
-		werr = fmt.Errorf("cancelled while being written, after %d of %d bytes: %w", n, len(b.data), ctx.Err())
+	if time.Now().After(b.deadline) {
+		w.done(b, false)
+		b.finish(0, w.late())
+		return
+	}
+	n, all, werr := w.writeNow(b)
+	if !all && werr == nil {
+		d := w.link.(link.WriteDeadliner)
+		stop := context.AfterFunc(ctx, func() { d.SetWriteDeadline(time.Now()) })
+		n, werr = w.writeRest(b, n)
+		stop()
+		if werr != nil && ctx.Err() != nil {
+			werr = fmt.Errorf("cancelled while being written, after %d of %d bytes: %w", n, len(b.data), ctx.Err())
+		}
+	} else if werr != nil {
+		werr = fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), werr)
 	}
 	w.done(b, false)
 	b.finish(n, werr)
@@ -207,12 +219,17 @@ func (w *writer) writeFromPump(b *batch) {
 		b.finish(0, fmt.Errorf("%w: its turn to be written came after its deadline", ErrPeerStalled))
 		return
 	}
-	dl := time.Now().Add(pumpSlice)
-	if b.deadline.Before(dl) {
-		dl = b.deadline
+	n, all, err := w.writeNow(b)
+	if !all && err == nil {
+		dl := time.Now().Add(pumpSlice)
+		if b.deadline.Before(dl) {
+			dl = b.deadline
+		}
+		d.SetWriteDeadline(dl)
+		var m int
+		m, err = w.link.Write(b.data[n:])
+		n += m
 	}
-	d.SetWriteDeadline(dl)
-	n, err := w.link.Write(b.data)
 	if err != nil && n < len(b.data) && isTimeout(err) {
 		rest := &batch{data: b.data[n:], deadline: b.deadline, done: b.done}
 		w.mu.Lock()
@@ -233,14 +250,46 @@ func (w *writer) writeFromPump(b *batch) {
 	b.finish(n, err)
 }
 
+// writeNow writes what of b the link takes at once, if it can (a
+// link.NowWriter): all says b was written whole. Its error is the link's.
+func (w *writer) writeNow(b *batch) (n int, all bool, err error) {
+	nw, ok := w.link.(link.NowWriter)
+	if !ok || len(b.data) == 0 {
+		return 0, len(b.data) == 0, nil
+	}
+	n, err = nw.WriteNow(b.data)
+	return n, err == nil && n == len(b.data), err
+}
+
+// late is the error of a batch whose turn came after its deadline.
+func (w *writer) late() error {
+	return fmt.Errorf("%w: its turn to be written came after its %v deadline; nothing of it was written", ErrPeerStalled, w.timeout)
+}
+
+// write writes b under its deadline: what the link takes at once first,
+// then the rest.
 func (w *writer) write(b *batch) (int, error) {
 	if time.Now().After(b.deadline) {
-		return 0, fmt.Errorf("%w: its turn to be written came after its %v deadline; nothing of it was written", ErrPeerStalled, w.timeout)
+		return 0, w.late()
 	}
+	n, all, err := w.writeNow(b)
+	switch {
+	case err != nil:
+		return n, fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
+	case all:
+		return n, nil
+	}
+	return w.writeRest(b, n)
+}
+
+// writeRest writes b from byte off on, under b's deadline; n counts from
+// the start of b.
+func (w *writer) writeRest(b *batch, off int) (int, error) {
 	if d, ok := w.link.(link.WriteDeadliner); ok {
 		d.SetWriteDeadline(b.deadline)
 	}
-	n, err := w.link.Write(b.data)
+	n, err := w.link.Write(b.data[off:])
+	n += off
 	if err == nil {
 		return n, nil
 	}

@@ -39,6 +39,13 @@ func (r *File) Write(p []byte) (int, error) {
 	return n, r.pathError(err)
 }
 
+// WriteNow writes what of p the file takes now, without waiting (see
+// Conn.WriteNow).
+func (r *File) WriteNow(p []byte) (int, error) {
+	n, err := r.c.WriteNow(p)
+	return n, r.pathError(err)
+}
+
 // ReadNow reads what the file holds now, without waiting (see Conn.ReadNow).
 func (r *File) ReadNow(p []byte) int { return r.c.ReadNow(p) }
 

@@ -15,6 +15,7 @@
 package rawio
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -60,6 +61,7 @@ type Conn struct {
 	wp      []byte
 	wn      int
 	werr    syscall.Errno
+	wwait   bool // wait in the poller on EAGAIN (Write) or not (WriteNow)
 	writeFn func(uintptr) bool
 	opt     [3]int // level, option, value for ctlFn
 	ctlFn   func(uintptr)
@@ -74,7 +76,7 @@ func NewConn(rc syscall.RawConn) *Conn {
 	}
 	c.writeFn = func(fd uintptr) bool {
 		c.wn, c.werr = rw(syscall.SYS_WRITE, fd, c.wp)
-		return c.werr != syscall.EAGAIN
+		return c.werr != syscall.EAGAIN || !c.wwait
 	}
 	c.ctlFn = func(fd uintptr) {
 		v := int32(c.opt[2])
@@ -133,6 +135,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	defer c.wmu.Unlock()
 	defer func() { c.wp = nil }()
 	done := 0
+	c.wwait = true
 	for done < len(p) {
 		c.wp, c.wn, c.werr = p[done:], 0, 0
 		if err := c.rc.Write(c.writeFn); err != nil {
@@ -147,6 +150,34 @@ func (c *Conn) Write(p []byte) (int, error) {
 		done += c.wn
 	}
 	return done, nil
+}
+
+// WriteNow writes once what of p the descriptor takes now, without
+// waiting: 0 and no error when it is full, and also when a write deadline
+// set earlier has passed (the poller then refuses before writing; the
+// caller writes with Write under a new one). Its error is the poller's (a
+// closed descriptor) or the write's own as *os.SyscallError.
+func (c *Conn) WriteNow(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wp, c.wn, c.werr, c.wwait = p, 0, 0, false
+	err := c.rc.Write(c.writeFn)
+	n, errno := c.wn, c.werr
+	c.wp = nil
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case errno == syscall.EAGAIN:
+		return 0, nil
+	case errno != 0:
+		return 0, os.NewSyscallError("write", errno)
+	}
+	return n, nil
 }
 
 // SetsockoptInt sets an integer socket option the same way.

@@ -22,5 +22,8 @@ func (*Conn) ReadNow([]byte) int { return 0 }
 // Write is not used where Supported is false.
 func (*Conn) Write([]byte) (int, error) { return 0, syscall.ENOSYS }
 
+// WriteNow is not used where Supported is false.
+func (*Conn) WriteNow([]byte) (int, error) { return 0, syscall.ENOSYS }
+
 // SetsockoptInt is not used where Supported is false.
 func (*Conn) SetsockoptInt(int, int, int) {}

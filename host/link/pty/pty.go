@@ -330,6 +330,21 @@ func (p *PTY) Write(b []byte) (int, error) {
 	return p.raw.Write(b)
 }
 
+// WriteNow writes what of b the terminal's input queue takes now (see
+// link.NowWriter); where raw system calls are not used it writes nothing.
+func (p *PTY) WriteNow(b []byte) (int, error) {
+	p.mu.Lock()
+	stopped := p.inputDone
+	p.mu.Unlock()
+	if stopped {
+		return 0, ErrInputStopped
+	}
+	if p.raw == nil {
+		return 0, nil
+	}
+	return p.raw.WriteNow(b)
+}
+
 // SetWriteDeadline bounds Writes (a program that stops reading its input
 // fills the terminal's input queue, about 4 KiB).
 func (p *PTY) SetWriteDeadline(t time.Time) error { return p.f.SetWriteDeadline(t) }
