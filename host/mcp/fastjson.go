@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -310,10 +311,6 @@ func unquote(inner []byte, plain bool) (string, bool) {
 	return string(out), true
 }
 
-// fastEnvelope reads the usual request line: an object of jsonrpc and
-// method (plain strings), id (an integer or a plain string) and params
-// (an object), each at most once, nothing else. It fills e as
-// json.Unmarshal would.
 // internedStrings are the values every request line repeats: fastEnvelope
 // points at these instead of allocating a copy (and a pointer) for each.
 // Nothing writes through an envelope's pointers.
@@ -335,6 +332,35 @@ func interned(v []byte) *string {
 	return &str
 }
 
+// toolNames interns the names of the tools registered (addTool), so that
+// reading a call's tool name allocates nothing.
+var toolNames = struct {
+	sync.RWMutex
+	m map[string]string
+}{m: map[string]string{}}
+
+// internToolName records a tool's name.
+func internToolName(name string) {
+	toolNames.Lock()
+	toolNames.m[name] = name
+	toolNames.Unlock()
+}
+
+// toolName is v as a string, shared when it names a registered tool.
+func toolName(v []byte) string {
+	toolNames.RLock()
+	name, ok := toolNames.m[string(v)]
+	toolNames.RUnlock()
+	if ok {
+		return name
+	}
+	return string(v)
+}
+
+// fastEnvelope reads the usual request line: an object of jsonrpc and
+// method (plain strings), id (an integer or a plain string) and params
+// (an object), each at most once, nothing else. It fills e as
+// json.Unmarshal would.
 func fastEnvelope(line []byte) (e envelope, ok bool) {
 	s := scanner{b: line}
 	var seen uint8
@@ -413,7 +439,7 @@ func fastCallParams(params []byte) (name string, args json.RawMessage, ok bool) 
 			if !ok || !plain || gotName {
 				return false
 			}
-			name, gotName = string(v), true
+			name, gotName = toolName(v), true
 		case "arguments":
 			v, ok := s.value(0)
 			if !ok || gotArgs {

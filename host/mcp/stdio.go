@@ -70,7 +70,7 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 	}
 	c := &stdioConn{
 		tools:   t.Tools,
-		work:    make(chan func()),
+		work:    make(chan *directCall),
 		calls:   make(map[reqKey]context.CancelFunc),
 		log:     log,
 		out:     out,
@@ -81,6 +81,7 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 		settled: make(chan struct{}, 1),
 	}
 	c.wcond.L = &c.writeMu
+	c.notify = c.notifyProgress
 	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
 	return c, nil
 }
@@ -91,11 +92,12 @@ type msgOrErr struct {
 }
 
 type stdioConn struct {
-	tools func(string) (sdk.ToolHandler, bool)
-	work  chan func() // direct-path calls for idle workers
-	log   *slog.Logger
-	out   io.Writer
-	max   int
+	tools  func(string) (sdk.ToolHandler, bool)
+	work   chan *directCall // direct-path calls for idle workers
+	notify notifier         // notifyProgress, made once
+	log    *slog.Logger
+	out    io.Writer
+	max    int
 
 	writeMu           sync.Mutex   // guards the write queue
 	wbuf, wspare      []byte       // lines to write; the last batch's buffer, for the next
@@ -550,53 +552,71 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	if !ready {
 		return false
 	}
-	var p sdk.CallToolParamsRaw
+	d := &directCall{c: c, id: id}
 	if name, args, fast := fastCallParams(params); fast {
-		p.Name, p.Arguments = name, args
-	} else if json.Unmarshal(params, &p) != nil {
+		d.p.Name, d.p.Arguments = name, args
+	} else if json.Unmarshal(params, &d.p) != nil {
 		return false // go-sdk says what is wrong with it
 	}
-	h, known := c.tools(p.Name)
+	h, known := c.tools(d.p.Name)
 	if !known {
 		return false
 	}
-	key := idKey(id)
+	d.h, d.key = h, idKey(id)
+	d.req.Params = &d.p
 	ctx, cancel := context.WithCancel(context.Background())
-	ctx = context.WithValue(ctx, notifierKey{}, notifier(c.notifyProgress))
+	d.ctx, d.cancel = context.WithValue(ctx, notifierKey{}, c.notify), cancel
 	c.mu.Lock()
-	c.calls[key] = cancel
+	c.calls[d.key] = cancel
 	c.mu.Unlock()
-	c.run(func() {
-		c.running.Add(1)
-		defer c.running.Add(-1)
-		defer cancel()
-		res, err := h(ctx, &sdk.CallToolRequest{Params: &p})
-		c.mu.Lock()
-		delete(c.calls, key)
-		c.mu.Unlock()
-		if ctx.Err() != nil {
-			c.answered(key) // cancelled: no answer is owed
-			return
-		}
-		buf := getBuf()
-		defer putBuf(buf)
-		var line []byte
-		if err == nil {
-			line, err = appendResultLine(*buf, id, res)
-			*buf = line
-		}
-		if err != nil {
-			var je *jsonrpc.Error
-			if !errors.As(err, &je) {
-				je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-			}
-			line, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: je})
-		}
-		if err := c.writeLine(line, key); err != nil {
-			c.log.Warn("answer not written", "err", err)
-		}
-	})
+	c.run(d)
 	return true
+}
+
+// directCall is one tools/call on the direct path: its parameters,
+// request and context in one allocation, run by a worker.
+type directCall struct {
+	c      *stdioConn
+	id     jsonrpc.ID
+	key    reqKey
+	h      sdk.ToolHandler
+	ctx    context.Context
+	cancel context.CancelFunc
+	p      sdk.CallToolParamsRaw
+	req    sdk.CallToolRequest
+}
+
+// serve runs the call and writes its answer.
+func (d *directCall) serve() {
+	c := d.c
+	c.running.Add(1)
+	defer c.running.Add(-1)
+	defer d.cancel()
+	res, err := d.h(d.ctx, &d.req)
+	c.mu.Lock()
+	delete(c.calls, d.key)
+	c.mu.Unlock()
+	if d.ctx.Err() != nil {
+		c.answered(d.key) // cancelled: no answer is owed
+		return
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	var line []byte
+	if err == nil {
+		line, err = appendResultLine(*buf, d.id, res)
+		*buf = line
+	}
+	if err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		line, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: d.id, Error: je})
+	}
+	if err := c.writeLine(line, d.key); err != nil {
+		c.log.Warn("answer not written", "err", err)
+	}
 }
 
 // resultLine is the JSON-RPC line of a successful call, built once, with
@@ -710,26 +730,26 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// run runs f on an idle worker goroutine of the connection, or a new one:
-// a worker keeps the stack a call grew, so the next call does not grow it
-// again.
-func (c *stdioConn) run(f func()) {
+// run serves d on an idle worker goroutine of the connection, or a new
+// one: a worker keeps the stack a call grew, so the next call does not
+// grow it again.
+func (c *stdioConn) run(d *directCall) {
 	select {
-	case c.work <- f:
+	case c.work <- d:
 	default:
-		go c.worker(f)
+		go c.worker(d)
 	}
 }
 
 // worker runs calls until it has been idle a while.
-func (c *stdioConn) worker(f func()) {
+func (c *stdioConn) worker(d *directCall) {
 	idle := time.NewTimer(time.Minute)
 	defer idle.Stop()
 	for {
-		f()
+		d.serve()
 		idle.Reset(time.Minute)
 		select {
-		case f = <-c.work:
+		case d = <-c.work:
 		case <-idle.C:
 			return
 		case <-c.closed:

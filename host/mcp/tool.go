@@ -36,6 +36,7 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
 	}
 	t.InputSchema = sc
+	internToolName(t.Name)
 	fast := newFastArgs(reflect.TypeFor[In](), sc)
 	raw := func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {

@@ -140,7 +140,7 @@ func (s *Session) ViewScreen(ctx context.Context, ask func(q func(req []byte) ([
 	if s.screen == nil {
 		return 0, fmt.Errorf("%w: this session has no screen", ErrUnsupported)
 	}
-	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return 0, err
 	}
 	defer s.unlockChain()

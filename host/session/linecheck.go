@@ -104,7 +104,7 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 	// The typed-line model sees the whole input first: when it refuses,
 	// nothing is sent.
 	if s.onInput != nil {
-		if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+		if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 			return err
 		}
 		err := s.onInput(p)

@@ -142,7 +142,7 @@ func (s *Session) JoinDialect(ctx context.Context) error {
 	if s.joinDialect == nil || s.hasPlugin(DialectPlugin) {
 		return nil
 	}
-	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return err
 	}
 	defer s.unlockChain()

@@ -114,7 +114,7 @@ func (s *Session) release() {
 		}()
 	}
 	locked := false
-	if err := s.lockChain(nil, s.cfg.CallGrace); err != nil {
+	if err := s.lockChain(context.Background(), s.cfg.CallGrace); err != nil {
 		s.log.Warn("session's plugins released while a call in them does not return", "err", err)
 	} else {
 		locked = true

@@ -83,7 +83,7 @@ func (s *Session) StartRecording(ctx context.Context) (string, error) {
 	if s.cfg.Record == nil {
 		return "", fmt.Errorf("%w: recording is not available on this server", ErrUnsupported)
 	}
-	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return "", err
 	}
 	defer s.unlockChain()
@@ -155,7 +155,7 @@ func (s *Session) startRecordingLocked() (string, error) {
 // StopRecording ends the session's recording (record_stop) and returns
 // its path.
 func (s *Session) StopRecording(ctx context.Context) (string, error) {
-	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return "", err
 	}
 	b := s.rec.Swap(nil)

@@ -55,7 +55,7 @@ func (s *Session) Screen(ctx context.Context, req []byte) ([]byte, error) {
 	if s.screen == nil {
 		return nil, fmt.Errorf("%w: this session has no screen", ErrUnsupported)
 	}
-	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return nil, err
 	}
 	defer s.unlockChain()
@@ -212,7 +212,7 @@ func (s *Session) releaseScreen() {
 	if gone || frozen {
 		return
 	}
-	if err := s.lockChain(nil, s.cfg.CallGrace); err != nil {
+	if err := s.lockChain(context.Background(), s.cfg.CallGrace); err != nil {
 		s.log.Warn("screen released while a call in it does not return", "err", err)
 	} else {
 		defer s.unlockChain()

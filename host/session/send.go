@@ -43,7 +43,7 @@ func (s *Session) send(ctx context.Context, p []byte, vet, human bool, shown []b
 		return s.sendChecked(ctx, p) // linecheck.go
 	}
 	deadline := time.Now().Add(s.cfg.WriteTimeout)
-	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return err
 	}
 	if vet && s.onInput != nil {
@@ -127,7 +127,7 @@ func (s *Session) Control(ctx context.Context, req []byte, broadcast bool) (repl
 		return nil, false, s.disconnectedErr()
 	}
 	deadline := time.Now().Add(s.cfg.WriteTimeout)
-	if err := s.lockChain(ctx.Done(), s.cfg.WriteTimeout); err != nil {
+	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return nil, false, err
 	}
 	s.catchUpScreen() // a resize or question comes after every byte so far

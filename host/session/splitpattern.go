@@ -35,12 +35,13 @@ const maxSplitTries = 4
 // where it starts (no ^, \A, \b, \B), must not hold an alternation at its
 // top level (a|b would split as "a" then "|b"), and must be simple enough
 // to scan here (no \Q quoting, no POSIX classes).
-func splitPattern(expr string) (lit, rest string, ok bool) {
+// litB is lit's bytes, a copy of their own.
+func splitPattern(expr string) (lit string, litB []byte, rest string, ok bool) {
 	// The leading text: plain characters, and escapes that stand for one
 	// (\n, \r, \t, \f, \v, an escaped punctuation character). A
 	// quantifier after it takes its last character (or escape) into the
 	// rest.
-	var text []byte
+	text := make([]byte, 0, len(expr))
 	i, last, lastLen := 0, 0, 0
 	for i < len(expr) {
 		c := expr[i]
@@ -71,12 +72,12 @@ func splitPattern(expr string) (lit, rest string, ok bool) {
 		text = text[:len(text)-lastLen]
 		i = last
 	}
-	lit, rest = string(text), expr[i:]
-	if len(lit) < minSplitLit || !utf8.ValidString(lit) {
-		return "", "", false
+	rest = expr[i:]
+	if len(text) < minSplitLit || !utf8.Valid(text) {
+		return "", nil, "", false
 	}
 	if strings.Contains(rest, `\Q`) || strings.Contains(rest, "[:") {
-		return "", "", false
+		return "", nil, "", false
 	}
 	depth, inClass := 0, false
 	for j := 0; j < len(rest); j++ {
@@ -84,7 +85,7 @@ func splitPattern(expr string) (lit, rest string, ok bool) {
 		switch {
 		case c == '\\':
 			if j+1 < len(rest) && strings.IndexByte("AbB", rest[j+1]) >= 0 {
-				return "", "", false
+				return "", nil, "", false
 			}
 			j++ // the escaped character
 		case inClass:
@@ -101,21 +102,21 @@ func splitPattern(expr string) (lit, rest string, ok bool) {
 				j++
 			}
 		case c == '^':
-			return "", "", false
+			return "", nil, "", false
 		case c == '(':
 			depth++
 		case c == ')':
 			if depth--; depth < 0 {
-				return "", "", false // `\A(?:` + rest + `)` would balance it
+				return "", nil, "", false // `\A(?:` + rest + `)` would balance it
 			}
 		case c == '|' && depth == 0:
-			return "", "", false
+			return "", nil, "", false
 		}
 	}
 	if depth != 0 || inClass {
-		return "", "", false
+		return "", nil, "", false
 	}
-	return lit, rest, true
+	return string(text), text, rest, true
 }
 
 // escapedChar is the character \c stands for, when it stands for one

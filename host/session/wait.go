@@ -122,6 +122,18 @@ func (c *patternCache) get(expr string) *Pattern {
 	return e.Value.(*cachedPattern).p
 }
 
+// getBytes is get for a pattern held as bytes.
+func (c *patternCache) getBytes(expr []byte) *Pattern {
+	c.Lock()
+	defer c.Unlock()
+	e := c.m[string(expr)]
+	if e == nil {
+		return nil
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*cachedPattern).p
+}
+
 func (c *patternCache) put(expr string, p *Pattern) {
 	c.Lock()
 	defer c.Unlock()
@@ -224,16 +236,27 @@ func compileSplit(expr string) (p *Pattern, ok bool) {
 	if len(expr) > shortPattern || strings.IndexByte(expr, '{') >= 0 {
 		return nil, false
 	}
-	lit, rest, ok := splitPattern(expr)
+	lit, litB, rest, ok := splitPattern(expr)
 	if !ok {
 		return nil, false
 	}
-	p = &Pattern{expr: expr, lit: lit, litB: []byte(lit), window: patternWindow(2*len(expr) + 1)}
+	p = &Pattern{expr: expr, lit: lit, litB: litB, window: patternWindow(2*len(expr) + 1)}
 	if rest == "" {
 		return p, true
 	}
-	r, err := CompilePattern(`\A(?:` + rest + `)`)
-	if err != nil || r.re == nil {
+	// The rest is anchored and compiled as a pattern of its own, which
+	// the cache usually holds (a marker's rest is the prompt's): looked up
+	// by its bytes first, so a hit builds no string.
+	var kb [128]byte
+	key := append(append(append(kb[:0], `\A(?:`...), rest...), ')')
+	r := patterns.getBytes(key)
+	if r == nil {
+		var err error
+		if r, err = CompilePattern(string(key)); err != nil {
+			return nil, false
+		}
+	}
+	if r.re == nil {
 		return nil, false
 	}
 	p.rest = r.re

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -415,19 +416,22 @@ func (s *Session) submit(b *batch) {
 	}
 }
 
-// lockChain takes the chain for one walk, waiting at most until ctx ends.
-func (s *Session) lockChain(ctxDone <-chan struct{}, timeout time.Duration) error {
+// lockChain takes the chain for one walk, waiting at most timeout, or
+// until ctx ends.
+func (s *Session) lockChain(ctx context.Context, timeout time.Duration) error {
 	select {
 	case s.chainSem <- struct{}{}:
 		return nil
 	default:
 	}
+	// Only now ask for ctx's Done channel: a cancel context makes it on
+	// first use, an allocation per tool call when the lock is free.
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case s.chainSem <- struct{}{}:
 		return nil
-	case <-ctxDone:
+	case <-ctx.Done():
 		return errors.New("cancelled while waiting for the session")
 	case <-t.C:
 		return fmt.Errorf("%w: a plugin call has not returned for %v", ErrBusy, timeout)
