@@ -77,14 +77,29 @@ func ok(v any) (*sdk.CallToolResult, error) {
 		defer putBuf(buf)
 		if b, done := a.appendJSON(*buf); done {
 			*buf = b
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+			return textResult(string(b)), nil
 		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode the result: %v", errInternal, err)
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+	return textResult(string(b)), nil
+}
+
+// textResult is a result of one text block, made in one allocation (the
+// result, its content slice and the text block are three otherwise, for
+// every call).
+func textResult(text string) *sdk.CallToolResult {
+	r := new(struct {
+		res     sdk.CallToolResult
+		block   sdk.TextContent
+		content [1]sdk.Content
+	})
+	r.block.Text = text
+	r.content[0] = &r.block
+	r.res.Content = r.content[:]
+	return &r.res
 }
 
 // jsonAppender is a result of a hot tool that writes its own JSON, byte
