@@ -81,6 +81,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'HTTPToolCallLatency' -benchtime 3000x ./cmd/termhost/
 	@echo "N sessions under load over one stdio client, beside the raw TCP floor (CPU per round trip, cores):"
 	$(GO) test -run '^$$' -bench 'ConcurrentLoad' -benchtime 1x ./cmd/termhost/
+	@echo "the load that needs the server's CPU: N programs under PTYs flooding coloured text into their screens (cores termhost keeps busy):"
+	$(GO) test -run '^$$' -bench 'FloodCores' -benchtime 1x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'Hostile' -benchtime 2x ./cmd/termhost/
 	@echo "the VT emulator: native, in wazero (guarded, unguarded), and tmux on the same payloads:"
 	$(GO) test -run '^$$' -bench 'Write$$|Render' -benchmem -benchtime $(BENCHTIME) ./plugins/vt/core/
