@@ -509,7 +509,7 @@ func (t *Terminal) combine(r rune) {
 	}
 	// The cell's character (or grapheme) and the mark give the same
 	// grapheme every time while the table stands: the cache spares
-	// building the text and the map's string hash (dear under
+	// building the text and hashing it (dear under
 	// WebAssembly) for the few combinations a text repeats.
 	key := uint64(c.r()) | uint64(c.flags()&cellGrapheme)<<32 | uint64(r)<<40
 	e := &t.markCache[(key*0x9E3779B97F4A7C15)>>(64-6)]
@@ -543,7 +543,8 @@ type markEntry struct {
 }
 
 func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
-	if i, ok := t.graphIdx[string(s)]; ok {
+	h := graphHash(s)
+	if i, ok := t.graphLookup(s, h); ok {
 		return i, true
 	}
 	t.newEntries++
@@ -559,7 +560,7 @@ func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
 	i := uint32(len(t.graphemes))
 	str := string(s)
 	t.graphemes = append(t.graphemes, str)
-	t.graphIdx[str] = i
+	t.graphInsert(i, h)
 	return i, true
 }
 

@@ -249,15 +249,14 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 		return d.err
 	}
 	n.graphemes = make([]string, ng)
-	n.graphIdx = make(map[string]uint32, ng)
 	for i := range n.graphemes {
 		g := d.str(maxMarksBytes+8, "grapheme")
 		if len(g) == 0 {
 			d.fail("empty grapheme")
 		}
 		n.graphemes[i] = g
-		n.graphIdx[g] = uint32(i)
 	}
+	n.rebuildGraphSlots()
 	if d.err != nil || 2*n.rows*(1+7*n.cols) > len(d.b) {
 		d.fail("truncated screens")
 		return d.err

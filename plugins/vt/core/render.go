@@ -123,10 +123,7 @@ func (t *Terminal) compact() {
 	t.rebuildStyleSlots()
 	t.graphemes = newGraph
 	t.graphGen++
-	t.graphIdx = make(map[string]uint32, len(newGraph))
-	for i, g := range newGraph {
-		t.graphIdx[g] = uint32(i)
-	}
+	t.rebuildGraphSlots()
 	// Re-intern the pen (it may not be on screen yet).
 	pen := t.pen
 	if pen.attrs&Underline == 0 {

@@ -11,12 +11,13 @@ func (t *Terminal) sgr() {
 		t.setPen(style{})
 		return
 	}
-	isSub := func(i int) bool { return i < n && p.sub&(1<<i) != 0 }
 	for i := 0; i < n; {
 		v := int(p.params[i])
-		// j is the end of this parameter's subparameters.
+		// j is the end of this parameter's subparameters. (No closure
+		// here: TinyGo moves the variables a closure captures to the heap,
+		// two allocations per SGR.)
 		j := i + 1
-		for isSub(j) {
+		for j < n && p.sub&(1<<j) != 0 {
 			j++
 		}
 		// Constant cases: the compiler searches them in a few comparisons

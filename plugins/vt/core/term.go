@@ -84,7 +84,7 @@ type Terminal struct {
 	styles     []style
 	styleSlots []uint16 // the index of styles (styletab.go)
 	graphemes  []string
-	graphIdx   map[string]uint32
+	graphSlots []uint32 // the index of graphemes (graphtab.go)
 
 	reply []byte
 
@@ -185,7 +185,7 @@ func (t *Terminal) resetTables() {
 	t.rebuildStyleSlots()
 	t.graphemes = t.graphemes[:0]
 	t.graphGen++
-	t.graphIdx = map[string]uint32{}
+	t.rebuildGraphSlots()
 }
 
 // resetState puts modes, pen, cursor, margins and tabs in their power-on
