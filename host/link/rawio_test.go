@@ -16,30 +16,7 @@ import (
 // and must still behave as a net.Conn: data in order, a large write that
 // waits for the reader, deadlines, end of file, and Close ending a read.
 func TestTCPBehavesAsConn(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	c, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	peer := <-accepted
-	if peer == nil {
-		t.Fatal("no connection accepted")
-	}
-	defer peer.Close()
+	c, peer := tcpPair(t)
 
 	// A write far larger than the socket buffers finishes once the peer
 	// has read it all, in order.
@@ -65,7 +42,7 @@ func TestTCPBehavesAsConn(t *testing.T) {
 
 	// A read deadline ends a read with the usual timeout error.
 	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	_, err = c.Read(buf)
+	_, err := c.Read(buf)
 	var ne net.Error
 	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("read past its deadline: %v", err)
@@ -79,31 +56,16 @@ func TestTCPBehavesAsConn(t *testing.T) {
 	}
 
 	// A reset is the system's error, as net.Conn gives it.
-	c3, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c3.Close()
-	if p, err := ln.Accept(); err == nil {
-		p.(*net.TCPConn).SetLinger(0)
-		p.Close()
-	}
+	c3, p3 := tcpPair(t)
+	p3.(*net.TCPConn).SetLinger(0)
+	p3.Close()
 	c3.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c3.Read(buf); !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read after a reset: %v", err)
 	}
 
 	// Close ends a read in progress with net.ErrClosed.
-	c2, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		if p, err := ln.Accept(); err == nil {
-			defer p.Close()
-			time.Sleep(time.Second)
-		}
-	}()
+	c2, _ := tcpPair(t)
 	res := make(chan error, 1)
 	go func() { _, err := c2.Read(buf); res <- err }()
 	time.Sleep(20 * time.Millisecond)
@@ -129,26 +91,7 @@ func TestTCPReadWriteAllocateNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	c, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	peer := <-accepted
-	if peer == nil {
-		t.Fatal("no connection accepted")
-	}
-	defer peer.Close()
+	c, peer := tcpPair(t)
 	buf := make([]byte, 64)
 	msg := []byte("ping")
 	allocs := testing.AllocsPerRun(200, func() {
@@ -179,26 +122,7 @@ func TestTCPReadWriteAllocateNothing(t *testing.T) {
 // (and say no error), so the caller writes under a new deadline instead
 // of failing with a stale one.
 func TestTCPWriteNow(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	c, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	peer := <-accepted
-	if peer == nil {
-		t.Fatal("no connection accepted")
-	}
-	defer peer.Close()
+	c, peer := tcpPair(t)
 	buf := make([]byte, 16)
 	if n, err := c.WriteNow([]byte("now")); n != 3 || err != nil {
 		t.Fatalf("WriteNow on an empty socket: %d, %v; want 3, nil", n, err)
@@ -231,4 +155,31 @@ func TestTCPWriteNow(t *testing.T) {
 	if _, err := c.WriteNow([]byte("closed")); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("WriteNow after Close: %v, want net.ErrClosed", err)
 	}
+}
+
+// tcpPair is a TCP link dialled to a loopback listener, and the peer's
+// end; both are closed when the test ends.
+func tcpPair(t *testing.T) (TCP, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := DialTCP(context.Background(), "127.0.0.1", ln.Addr().(*net.TCPAddr).Port, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("no connection accepted")
+	}
+	t.Cleanup(func() { peer.Close() })
+	return c, peer
 }

@@ -318,10 +318,7 @@ var ErrInputStopped = errors.New("the program is being stopped and takes no more
 
 // Write types b into the terminal.
 func (p *PTY) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	stopped := p.inputDone
-	p.mu.Unlock()
-	if stopped {
+	if p.inputStopped() {
 		return 0, ErrInputStopped
 	}
 	if p.raw == nil {
@@ -333,16 +330,20 @@ func (p *PTY) Write(b []byte) (int, error) {
 // WriteNow writes what of b the terminal's input queue takes now (see
 // link.NowWriter); where raw system calls are not used it writes nothing.
 func (p *PTY) WriteNow(b []byte) (int, error) {
-	p.mu.Lock()
-	stopped := p.inputDone
-	p.mu.Unlock()
-	if stopped {
+	if p.inputStopped() {
 		return 0, ErrInputStopped
 	}
 	if p.raw == nil {
 		return 0, nil
 	}
 	return p.raw.WriteNow(b)
+}
+
+// inputStopped says whether Stop has ended the input.
+func (p *PTY) inputStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inputDone
 }
 
 // SetWriteDeadline bounds Writes (a program that stops reading its input
