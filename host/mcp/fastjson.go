@@ -77,6 +77,13 @@ func (s *scanner) str() (inner []byte, plain, ok bool) {
 	start := s.i
 	plain = true
 	for s.i < len(s.b) {
+		// Plain ASCII, the usual run, in one load and test a byte.
+		for s.i < len(s.b) && !strStop[s.b[s.i]] {
+			s.i++
+		}
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
@@ -115,6 +122,15 @@ func (s *scanner) str() (inner []byte, plain, ok bool) {
 	}
 	return nil, false, false
 }
+
+// strStop marks the bytes str looks at one by one: the closing quote, a
+// backslash, control characters and non-ASCII bytes.
+var strStop = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 func hexVal(c byte) int {
 	switch {
