@@ -76,6 +76,9 @@ func BenchmarkFloodCores(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				if p1 == p0 {
+					b.Fatalf("no program finished a pass of the %d-byte payload in %v: the load did not run", size, wall)
+				}
 				b.ReportMetric((after-before).Seconds()/wall.Seconds(), "cores")
 				b.ReportMetric(float64((p1-p0)*size)/wall.Seconds()/1e6, "MB/s")
 			}
