@@ -15,13 +15,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/termhost/termhost/internal/rawio"
 	"io"
 	"net"
 	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/termhost/termhost/internal/rawio"
 )
 
 // Link is what a session needs of its transport. Close unblocks a Read or
@@ -136,18 +137,16 @@ func (t TCP) Read(p []byte) (int, error) {
 }
 
 func (t TCP) Write(p []byte) (int, error) {
+	var n int
+	var err error
 	if t.rc == nil {
-		n, err := t.TCPConn.Write(p)
-		if n > 0 {
-			QuickAck(t.TCPConn)
-		}
-		return n, err
+		n, err = t.TCPConn.Write(p)
+	} else {
+		n, err = t.rc.Write(p)
+		err = t.opError("write", err)
 	}
-	n, err := t.rc.Write(p)
-	if n > 0 {
-		t.rc.SetsockoptInt(syscall.IPPROTO_TCP, tcpQuickAck, 1)
-	}
-	return n, t.opError("write", err)
+	t.quickAck(n)
+	return n, err
 }
 
 // WriteNow writes what of p the socket takes now (see NowWriter); where
@@ -157,10 +156,19 @@ func (t TCP) WriteNow(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := t.rc.WriteNow(p)
-	if n > 0 {
+	t.quickAck(n)
+	return n, t.opError("write", err)
+}
+
+// quickAck re-arms TCP_QUICKACK after a write that sent n > 0 bytes.
+func (t TCP) quickAck(n int) {
+	switch {
+	case n <= 0:
+	case t.rc == nil:
+		QuickAck(t.TCPConn)
+	default:
 		t.rc.SetsockoptInt(syscall.IPPROTO_TCP, tcpQuickAck, 1)
 	}
-	return n, t.opError("write", err)
 }
 
 // opError gives a raw read's or write's own error net.Conn's form.

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -348,31 +347,6 @@ func interned(v []byte) *string {
 	return &str
 }
 
-// toolNames interns the names of the tools registered (addTool), so that
-// reading a call's tool name allocates nothing.
-var toolNames = struct {
-	sync.RWMutex
-	m map[string]string
-}{m: map[string]string{}}
-
-// internToolName records a tool's name.
-func internToolName(name string) {
-	toolNames.Lock()
-	toolNames.m[name] = name
-	toolNames.Unlock()
-}
-
-// toolName is v as a string, shared when it names a registered tool.
-func toolName(v []byte) string {
-	toolNames.RLock()
-	name, ok := toolNames.m[string(v)]
-	toolNames.RUnlock()
-	if ok {
-		return name
-	}
-	return string(v)
-}
-
 // fastEnvelope reads the usual request line: an object of jsonrpc and
 // method (plain strings), id (an integer or a plain string) and params
 // (an object), each at most once, nothing else. It fills e as
@@ -445,7 +419,7 @@ func fastEnvelope(line []byte) (e envelope, ok bool) {
 // (a plain string) and arguments (any value), each at most once, nothing
 // else (no _meta: a progress token goes the general way). The params have
 // been checked as JSON already.
-func fastCallParams(params []byte) (name string, args json.RawMessage, ok bool) {
+func fastCallParams(params []byte) (name []byte, args json.RawMessage, ok bool) {
 	s := scanner{b: params}
 	var gotName, gotArgs bool
 	ok = s.object(func(key []byte) bool {
@@ -455,7 +429,7 @@ func fastCallParams(params []byte) (name string, args json.RawMessage, ok bool) 
 			if !ok || !plain || gotName {
 				return false
 			}
-			name, gotName = toolName(v), true
+			name, gotName = v, true
 		case "arguments":
 			v, ok := s.value(0)
 			if !ok || gotArgs {

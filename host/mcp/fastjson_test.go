@@ -194,7 +194,7 @@ func TestFastEnvelopeAgrees(t *testing.T) {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if err := json.Unmarshal(got.Params, &p); err != nil || p.Name != name || string(p.Arguments) != string(args) {
+		if err := json.Unmarshal(got.Params, &p); err != nil || p.Name != string(name) || string(p.Arguments) != string(args) {
 			t.Errorf("%q: params read as %q %s, encoding/json: %q %s (%v)", line, name, args, p.Name, p.Arguments, err)
 		}
 	}

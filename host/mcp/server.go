@@ -83,7 +83,7 @@ type Server struct {
 	ptyToolsOn   bool
 	// tools are the raw handlers of every registered tool, for the stdio
 	// transport's direct path (see Stdio.Tools).
-	tools map[string]sdk.ToolHandler
+	tools map[string]registeredTool
 	// minted are the MCP sessions (HTTP, 2025-11-25 era) by id, each with
 	// the token user that created it: the live view shows a token's
 	// sessions (view.go).
@@ -206,8 +206,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 }
 
-// tool is the handler of a registered tool.
-func (s *Server) tool(name string) (sdk.ToolHandler, bool) {
-	h, ok := s.tools[name]
-	return h, ok
+// registeredTool is a tool's name, as registered, and its raw handler.
+type registeredTool struct {
+	name string
+	h    sdk.ToolHandler
+}
+
+// tool is the registered name and the handler of the tool called name:
+// the name is the registry's own string, so reading a call allocates none.
+func (s *Server) tool(name []byte) (string, sdk.ToolHandler, bool) {
+	t, ok := s.tools[string(name)]
+	return t.name, t.h, ok
 }

@@ -43,9 +43,9 @@ type Stdio struct {
 	Out     io.Writer    // default os.Stdout
 	MaxLine int          // default 64 MiB
 	Logger  *slog.Logger // default: none
-	// Tools finds the handler of a tool by name; nil: every call goes
-	// through go-sdk.
-	Tools func(name string) (sdk.ToolHandler, bool)
+	// Tools finds a tool by name: its name as registered and its handler;
+	// nil: every call goes through go-sdk.
+	Tools func(name []byte) (registered string, h sdk.ToolHandler, ok bool)
 }
 
 // DefaultMaxLine bounds one JSON-RPC line.
@@ -92,7 +92,7 @@ type msgOrErr struct {
 }
 
 type stdioConn struct {
-	tools  func(string) (sdk.ToolHandler, bool)
+	tools  func([]byte) (string, sdk.ToolHandler, bool)
 	work   chan *directCall // direct-path calls for idle workers
 	notify notifier         // notifyProgress, made once
 	log    *slog.Logger
@@ -553,16 +553,19 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 		return false
 	}
 	d := &directCall{c: c, id: id}
-	if name, args, fast := fastCallParams(params); fast {
-		d.p.Name, d.p.Arguments = name, args
+	name, args, fast := fastCallParams(params)
+	if fast {
+		d.p.Arguments = args
 	} else if json.Unmarshal(params, &d.p) != nil {
 		return false // go-sdk says what is wrong with it
+	} else {
+		name = []byte(d.p.Name)
 	}
-	h, known := c.tools(d.p.Name)
+	registered, h, known := c.tools(name)
 	if !known {
 		return false
 	}
-	d.h, d.key = h, idKey(id)
+	d.p.Name, d.h, d.key = registered, h, idKey(id)
 	d.req.Params = &d.p
 	ctx, cancel := context.WithCancel(context.Background())
 	d.ctx, d.cancel = context.WithValue(ctx, notifierKey{}, c.notify), cancel

@@ -36,7 +36,6 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
 	}
 	t.InputSchema = sc
-	internToolName(t.Name)
 	fast := newFastArgs(reflect.TypeFor[In](), sc)
 	raw := func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {
@@ -61,9 +60,9 @@ func addTool[In any](s *Server, v voice, t *sdk.Tool, edit func(props map[string
 	}
 	s.mcp.AddTool(t, raw)
 	if s.tools == nil {
-		s.tools = make(map[string]sdk.ToolHandler)
+		s.tools = make(map[string]registeredTool)
 	}
-	s.tools[t.Name] = raw
+	s.tools[t.Name] = registeredTool{name: t.Name, h: raw}
 }
 
 // ok wraps v as a tool result: compact JSON in one text block (a result

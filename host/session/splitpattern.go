@@ -35,8 +35,8 @@ const maxSplitTries = 4
 // where it starts (no ^, \A, \b, \B), must not hold an alternation at its
 // top level (a|b would split as "a" then "|b"), and must be simple enough
 // to scan here (no \Q quoting, no POSIX classes).
-// litB is lit's bytes, a copy of their own.
-func splitPattern(expr string) (lit string, litB []byte, rest string, ok bool) {
+// lit is a slice of its own.
+func splitPattern(expr string) (lit []byte, rest string, ok bool) {
 	// The leading text: plain characters, and escapes that stand for one
 	// (\n, \r, \t, \f, \v, an escaped punctuation character). A
 	// quantifier after it takes its last character (or escape) into the
@@ -74,10 +74,10 @@ func splitPattern(expr string) (lit string, litB []byte, rest string, ok bool) {
 	}
 	rest = expr[i:]
 	if len(text) < minSplitLit || !utf8.Valid(text) {
-		return "", nil, "", false
+		return nil, "", false
 	}
 	if strings.Contains(rest, `\Q`) || strings.Contains(rest, "[:") {
-		return "", nil, "", false
+		return nil, "", false
 	}
 	depth, inClass := 0, false
 	for j := 0; j < len(rest); j++ {
@@ -85,7 +85,7 @@ func splitPattern(expr string) (lit string, litB []byte, rest string, ok bool) {
 		switch {
 		case c == '\\':
 			if j+1 < len(rest) && strings.IndexByte("AbB", rest[j+1]) >= 0 {
-				return "", nil, "", false
+				return nil, "", false
 			}
 			j++ // the escaped character
 		case inClass:
@@ -102,21 +102,21 @@ func splitPattern(expr string) (lit string, litB []byte, rest string, ok bool) {
 				j++
 			}
 		case c == '^':
-			return "", nil, "", false
+			return nil, "", false
 		case c == '(':
 			depth++
 		case c == ')':
 			if depth--; depth < 0 {
-				return "", nil, "", false // `\A(?:` + rest + `)` would balance it
+				return nil, "", false // `\A(?:` + rest + `)` would balance it
 			}
 		case c == '|' && depth == 0:
-			return "", nil, "", false
+			return nil, "", false
 		}
 	}
 	if depth != 0 || inClass {
-		return "", nil, "", false
+		return nil, "", false
 	}
-	return string(text), text, rest, true
+	return text, rest, true
 }
 
 // escapedChar is the character \c stands for, when it stands for one

@@ -111,19 +111,11 @@ type cachedPattern struct {
 	p    *Pattern
 }
 
-func (c *patternCache) get(expr string) *Pattern {
-	c.Lock()
-	defer c.Unlock()
-	e := c.m[expr]
-	if e == nil {
-		return nil
-	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*cachedPattern).p
-}
+func (c *patternCache) get(expr string) *Pattern { return cached(c, expr) }
 
-// getBytes is get for a pattern held as bytes.
-func (c *patternCache) getBytes(expr []byte) *Pattern {
+// cached is the pattern the cache holds for expr, a string or its bytes
+// (looked up without building a string), or nil.
+func cached[T string | []byte](c *patternCache, expr T) *Pattern {
 	c.Lock()
 	defer c.Unlock()
 	e := c.m[string(expr)]
@@ -236,11 +228,11 @@ func compileSplit(expr string) (p *Pattern, ok bool) {
 	if len(expr) > shortPattern || strings.IndexByte(expr, '{') >= 0 {
 		return nil, false
 	}
-	lit, litB, rest, ok := splitPattern(expr)
+	lit, rest, ok := splitPattern(expr)
 	if !ok {
 		return nil, false
 	}
-	p = &Pattern{expr: expr, lit: lit, litB: litB, window: patternWindow(2*len(expr) + 1)}
+	p = &Pattern{expr: expr, lit: string(lit), litB: lit, window: patternWindow(2*len(expr) + 1)}
 	if rest == "" {
 		return p, true
 	}
@@ -249,7 +241,7 @@ func compileSplit(expr string) (p *Pattern, ok bool) {
 	// by its bytes first, so a hit builds no string.
 	var kb [128]byte
 	key := append(append(append(kb[:0], `\A(?:`...), rest...), ')')
-	r := patterns.getBytes(key)
+	r := cached(&patterns, key)
 	if r == nil {
 		var err error
 		if r, err = CompilePattern(string(key)); err != nil {

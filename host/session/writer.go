@@ -128,7 +128,7 @@ func (w *writer) run() {
 			b.finish(0, errors.New("cancelled before it was written"))
 			continue
 		}
-		n, err := w.write(b)
+		n, err := w.write(context.Background(), b)
 		w.done(b, true)
 		b.finish(n, err)
 	}
@@ -178,29 +178,11 @@ func (w *writer) reserve(b *batch) (inline bool, err error) {
 }
 
 // writeReserved writes a batch reserve kept for the caller. Cancelling
-// ctx during the write cuts it short at once. What the link takes at once
-// (the common case) is written with no deadline set and no cancellation
-// armed: each cost a timer and allocations per tool call's send.
+// ctx during the write cuts it short at once.
 func (w *writer) writeReserved(ctx context.Context, b *batch) {
-	if time.Now().After(b.deadline) {
-		w.done(b, false)
-		b.finish(0, w.late())
-		return
-	}
-	n, all, werr := w.writeNow(b)
-	if !all && werr == nil {
-		d := w.link.(link.WriteDeadliner)
-		stop := context.AfterFunc(ctx, func() { d.SetWriteDeadline(time.Now()) })
-		n, werr = w.writeRest(b, n)
-		stop()
-		if werr != nil && ctx.Err() != nil {
-			werr = fmt.Errorf("cancelled while being written, after %d of %d bytes: %w", n, len(b.data), ctx.Err())
-		}
-	} else if werr != nil {
-		werr = fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), werr)
-	}
+	n, err := w.write(ctx, b)
 	w.done(b, false)
-	b.finish(n, werr)
+	b.finish(n, err)
 }
 
 // pumpSlice bounds how long the pump itself writes a reply (a pager's
@@ -245,7 +227,7 @@ func (w *writer) writeFromPump(b *batch) {
 	}
 	w.done(b, false)
 	if err != nil {
-		err = fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
+		err = failed(b, n, err)
 	}
 	b.finish(n, err)
 }
@@ -266,20 +248,37 @@ func (w *writer) late() error {
 	return fmt.Errorf("%w: its turn to be written came after its %v deadline; nothing of it was written", ErrPeerStalled, w.timeout)
 }
 
-// write writes b under its deadline: what the link takes at once first,
-// then the rest.
-func (w *writer) write(b *batch) (int, error) {
+// write writes b under its deadline: what the link takes at once first
+// (the common case: no deadline set, no cancellation armed — each cost a
+// timer and allocations per tool call's send), then the rest. ctx ending
+// while the rest waits cuts the write short.
+func (w *writer) write(ctx context.Context, b *batch) (int, error) {
 	if time.Now().After(b.deadline) {
 		return 0, w.late()
 	}
 	n, all, err := w.writeNow(b)
 	switch {
 	case err != nil:
-		return n, fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
+		return n, failed(b, n, err)
 	case all:
 		return n, nil
 	}
-	return w.writeRest(b, n)
+	d, bounded := w.link.(link.WriteDeadliner)
+	if !bounded || ctx.Done() == nil {
+		return w.writeRest(b, n)
+	}
+	stop := context.AfterFunc(ctx, func() { d.SetWriteDeadline(time.Now()) })
+	n, err = w.writeRest(b, n)
+	stop()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("cancelled while being written, after %d of %d bytes: %w", n, len(b.data), ctx.Err())
+	}
+	return n, err
+}
+
+// failed is the error of a write of b that failed after n bytes.
+func failed(b *batch, n int, err error) error {
+	return fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
 }
 
 // writeRest writes b from byte off on, under b's deadline; n counts from
@@ -296,7 +295,7 @@ func (w *writer) writeRest(b *batch, off int) (int, error) {
 	if isTimeout(err) {
 		return n, fmt.Errorf("%w: the write timed out after %v with %d of %d bytes written", ErrPeerStalled, w.timeout, n, len(b.data))
 	}
-	return n, fmt.Errorf("write to the peer failed after %d of %d bytes: %w", n, len(b.data), err)
+	return n, failed(b, n, err)
 }
 
 // close stops the writer: queued batches fail with err, and so does every

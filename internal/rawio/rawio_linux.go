@@ -92,12 +92,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	c.rp, c.rwait = p, true
-	err := c.rc.Read(c.readFn)
-	n, errno := c.rn, c.rerr
-	c.rp, c.rn, c.rerr = nil, 0, 0
+	n, errno, err := c.read(p, true)
 	switch {
 	case err != nil:
 		return 0, err
@@ -115,39 +110,41 @@ func (c *Conn) ReadNow(p []byte) int {
 	if len(p) == 0 {
 		return 0
 	}
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	c.rp, c.rwait = p, false
-	c.rc.Read(c.readFn)
-	n, errno := c.rn, c.rerr
-	c.rp, c.rn, c.rerr = nil, 0, 0
-	if errno != 0 {
+	n, errno, err := c.read(p, false)
+	if errno != 0 || err != nil {
 		return 0
 	}
 	return n
+}
+
+// read is one read(2) into p through the poller, which waits for data
+// first if wait says so.
+func (c *Conn) read(p []byte, wait bool) (int, syscall.Errno, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.rp, c.rn, c.rerr, c.rwait = p, 0, 0, wait
+	err := c.rc.Read(c.readFn)
+	n, errno := c.rn, c.rerr
+	c.rp = nil
+	return n, errno, err
 }
 
 // Write writes all of p, waiting in the poller while the descriptor is
 // full; it stops at the first error (the poller's, or the write's own as
 // *os.SyscallError).
 func (c *Conn) Write(p []byte) (int, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	defer func() { c.wp = nil }()
 	done := 0
-	c.wwait = true
 	for done < len(p) {
-		c.wp, c.wn, c.werr = p[done:], 0, 0
-		if err := c.rc.Write(c.writeFn); err != nil {
-			return done, err
-		}
+		n, errno, err := c.write(p[done:], true)
 		switch {
-		case c.werr != 0:
-			return done, os.NewSyscallError("write", c.werr)
-		case c.wn == 0:
+		case err != nil:
+			return done, err
+		case errno != 0:
+			return done, os.NewSyscallError("write", errno)
+		case n == 0:
 			return done, io.ErrShortWrite // write(2) took nothing and said nothing
 		}
-		done += c.wn
+		done += n
 	}
 	return done, nil
 }
@@ -161,12 +158,7 @@ func (c *Conn) WriteNow(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.wp, c.wn, c.werr, c.wwait = p, 0, 0, false
-	err := c.rc.Write(c.writeFn)
-	n, errno := c.wn, c.werr
-	c.wp = nil
+	n, errno, err := c.write(p, false)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return 0, nil
@@ -178,6 +170,18 @@ func (c *Conn) WriteNow(p []byte) (int, error) {
 		return 0, os.NewSyscallError("write", errno)
 	}
 	return n, nil
+}
+
+// write is one write(2) of p through the poller, which waits for room
+// first if wait says so.
+func (c *Conn) write(p []byte, wait bool) (int, syscall.Errno, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wp, c.wn, c.werr, c.wwait = p, 0, 0, wait
+	err := c.rc.Write(c.writeFn)
+	n, errno := c.wn, c.werr
+	c.wp = nil
+	return n, errno, err
 }
 
 // SetsockoptInt sets an integer socket option the same way.

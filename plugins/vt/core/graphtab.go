@@ -44,33 +44,14 @@ func (t *Terminal) graphInsert(i, h uint32) {
 		t.rebuildGraphSlots()
 		return // the rebuild indexed every grapheme, i included
 	}
-	t.graphPut(i, h)
-}
-
-func (t *Terminal) graphPut(i, h uint32) {
-	slots := t.graphSlots
-	mask := uint32(len(slots) - 1)
-	j := h & mask
-	for slots[j] != 0 {
-		j = (j + 1) & mask
-	}
-	slots[j] = i + 1
+	slotPut(t.graphSlots, i, h)
 }
 
 // rebuildGraphSlots indexes t.graphemes afresh (the first of equal
 // graphemes wins a lookup).
 func (t *Terminal) rebuildGraphSlots() {
-	n := 64
-	for n < 2*(len(t.graphemes)+1) {
-		n <<= 1
-	}
-	if cap(t.graphSlots) >= n {
-		t.graphSlots = t.graphSlots[:n]
-		clear(t.graphSlots)
-	} else {
-		t.graphSlots = make([]uint32, n)
-	}
+	t.graphSlots = slotsFor(t.graphSlots, len(t.graphemes))
 	for i, g := range t.graphemes {
-		t.graphPut(uint32(i), graphHash(g))
+		slotPut(t.graphSlots, uint32(i), graphHash(g))
 	}
 }

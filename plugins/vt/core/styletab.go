@@ -39,11 +39,12 @@ func (t *Terminal) styleInsert(i uint16, h uint32) {
 		t.rebuildStyleSlots()
 		return // the rebuild indexed every style, i included
 	}
-	t.slotPut(i, h)
+	slotPut(t.styleSlots, i, h)
 }
 
-func (t *Terminal) slotPut(i uint16, h uint32) {
-	slots := t.styleSlots
+// slotPut records index i (as i+1) in the first free slot from hash h on:
+// the insertion of the style and grapheme indexes (graphtab.go).
+func slotPut[S uint16 | uint32](slots []S, i S, h uint32) {
 	mask := uint32(len(slots) - 1)
 	j := h & mask
 	for slots[j] != 0 {
@@ -52,21 +53,27 @@ func (t *Terminal) slotPut(i uint16, h uint32) {
 	slots[j] = i + 1
 }
 
+// slotsFor returns slots emptied and sized, a power of two from 64, to
+// index n entries at most half full, reusing its array where it can.
+func slotsFor[S uint16 | uint32](slots []S, n int) []S {
+	size := 64
+	for size < 2*(n+1) {
+		size <<= 1
+	}
+	if cap(slots) >= size {
+		slots = slots[:size]
+		clear(slots)
+		return slots
+	}
+	return make([]S, size)
+}
+
 // rebuildStyleSlots indexes t.styles afresh (the first of equal styles
 // wins a lookup).
 func (t *Terminal) rebuildStyleSlots() {
-	n := 64
-	for n < 2*(len(t.styles)+1) {
-		n <<= 1
-	}
-	if cap(t.styleSlots) >= n {
-		t.styleSlots = t.styleSlots[:n]
-		clear(t.styleSlots)
-	} else {
-		t.styleSlots = make([]uint16, n)
-	}
+	t.styleSlots = slotsFor(t.styleSlots, len(t.styles))
 	for i, s := range t.styles {
-		t.slotPut(uint16(i), styleHash32(s))
+		slotPut(t.styleSlots, uint16(i), styleHash32(s))
 	}
 }
 
