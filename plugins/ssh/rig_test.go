@@ -41,7 +41,7 @@ type rig struct {
 	nc  net.Conn
 
 	// split cuts inbound socket data into pieces of at most this many
-	// bytes (0: as read); corrupt, when set, may alter an inbound chunk
+	// bytes (0: as read); corrupt, when set (under mu), may alter an inbound chunk
 	// before the plugin sees it.
 	split   func() int
 	corrupt func([]byte)
@@ -184,8 +184,11 @@ func (r *rig) pump(sock chan []byte) {
 				r.mu.Unlock()
 				continue
 			}
-			if r.corrupt != nil {
-				r.corrupt(b)
+			r.mu.Lock()
+			corrupt := r.corrupt
+			r.mu.Unlock()
+			if corrupt != nil {
+				corrupt(b)
 			}
 			for len(b) > 0 {
 				n := len(b)
