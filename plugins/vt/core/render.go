@@ -72,22 +72,22 @@ func (t *Terminal) Cell(row, col int) Cell {
 // renumbers the rest.
 func (t *Terminal) compact() {
 	t.newEntries = 0
-	smap := make([]int32, len(t.styles))
-	gmap := make([]int32, len(t.graphemes))
+	smap := keep(&t.scratch.smap, len(t.styles))
+	gmap := keep(&t.scratch.gmap, len(t.graphemes))
 	for i := range smap {
 		smap[i] = -1
 	}
 	for i := range gmap {
 		gmap[i] = -1
 	}
-	newStyles := []style{{}}
+	newStyles := append(keep(&t.scratch.styles, len(t.styles)+1)[:0], style{})
 	smap[0] = 0
-	var newGraph []string
+	newGraph := keep(&t.scratch.graphemes, len(t.graphemes))[:0]
 	mark := func(c *cell) {
 		if int(c.style()) < len(smap) {
 			if smap[c.style()] < 0 {
 				smap[c.style()] = int32(len(newStyles))
-				newStyles = append(newStyles, t.styles[c.style()])
+				newStyles = append(reserve(newStyles, 1), t.styles[c.style()])
 			}
 			*c = c.withStyle(uint16(smap[c.style()]))
 		} else {
@@ -119,9 +119,9 @@ func (t *Terminal) compact() {
 	mark(&t.blank)
 	// Into the old table's array: it grows back to its size between
 	// compactions, and regrowing a fresh one would allocate ~16 times.
-	t.styles = append(t.styles[:0], newStyles...)
+	t.styles = append(reserve(t.styles[:0], len(newStyles)), newStyles...)
 	t.rebuildStyleSlots()
-	t.graphemes = newGraph
+	t.graphemes = adopt(t.graphemes, newGraph)
 	t.graphGen++
 	t.rebuildGraphSlots()
 	// Re-intern the pen (it may not be on screen yet).
@@ -133,7 +133,7 @@ func (t *Terminal) compact() {
 		t.penIdx = i
 	} else if len(t.styles) < t.tableCap() {
 		t.penIdx = uint16(len(t.styles))
-		t.styles = append(t.styles, pen)
+		t.styles = append(reserve(t.styles, 1), pen)
 		t.styleInsert(t.penIdx, styleHash32(pen))
 	} else {
 		t.penIdx = 0

@@ -92,14 +92,14 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 	emit := func(cells []cell, wrapped bool) {
 		if grow > 0 {
 			if len(out) < grow {
-				out = append(out, prow{cells: append([]cell(nil), cells...), wrapped: wrapped})
+				out = append(out, prow{cells: append(reserve([]cell(nil), len(cells)), cells...), wrapped: wrapped})
 				return
 			}
 			r := out[0]
 			l := line{cells: r.cells, used: len(r.cells), wrapped: r.wrapped}
 			ns.push(t, &l)
 			copy(out, out[1:])
-			out[grow-1] = prow{cells: append(r.cells[:0], cells...), wrapped: wrapped}
+			out[grow-1] = prow{cells: append(reserve(r.cells[:0], len(cells)), cells...), wrapped: wrapped}
 			return
 		}
 		l := line{cells: cells, used: len(cells), wrapped: wrapped}
@@ -126,7 +126,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 		l := t.sb.at(i)
 		cur = t.decodeLine(cur, &l)
 	}
-	cur = append([]cell(nil), cur...)
+	cur = append(reserve([]cell(nil), len(cur)), cur...)
 
 	// The rest: screen rows down to the cursor or the last non-blank row.
 	var logical [][]cell
@@ -148,7 +148,7 @@ func (t *Terminal) reflowMain(cols, rows, cx, cy int, wrapNext bool) (int, int, 
 				curOff++
 			}
 		}
-		cur = append(cur, cs...)
+		cur = append(reserve(cur, len(cs)), cs...)
 		if !wrapped {
 			logical = append(logical, cur)
 			cur = nil
@@ -257,7 +257,7 @@ func reflowEnd(cells []cell) int {
 
 func padCells(cs []cell, n int) []cell {
 	for len(cs) < n {
-		cs = append(cs, cell(0))
+		cs = append(reserve(cs, n-len(cs)), cell(0))
 	}
 	return cs
 }
@@ -287,9 +287,9 @@ func (t *Terminal) decodeLine(cs []cell, l *sbLine) []cell {
 				continue
 			}
 			if w == 2 {
-				cs = append(cs, mkCell(uint32(r), si, cellWide), mkCell(0, si, cellSpacer))
+				cs = append(reserve(cs, 2), mkCell(uint32(r), si, cellWide), mkCell(0, si, cellSpacer))
 			} else {
-				cs = append(cs, mkCell(uint32(r), si, 0))
+				cs = append(reserve(cs, 1), mkCell(uint32(r), si, 0))
 			}
 		}
 	})

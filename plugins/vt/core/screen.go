@@ -199,7 +199,7 @@ func (s *screen) rotate(top, bot, n int) {
 	if a+h <= len(s.ring) {
 		// The region is contiguous in the ring: two small memmoves.
 		seg := s.ring[a : a+h]
-		s.tmp = append(s.tmp[:0], seg[:n]...)
+		s.tmp = append(reserve(s.tmp[:0], n), seg[:n]...)
 		copy(seg, seg[n:])
 		copy(seg[h-n:], s.tmp)
 		return
@@ -213,7 +213,7 @@ func (s *screen) rotate(top, bot, n int) {
 	}
 	s.tmp = s.tmp[:0]
 	for i := 0; i < n; i++ {
-		s.tmp = append(s.tmp, *idx(top + i))
+		s.tmp = append(reserve(s.tmp, 1), *idx(top + i))
 	}
 	for i := top; i+n <= bot; i++ {
 		*idx(i) = *idx(i + n)

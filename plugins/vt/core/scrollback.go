@@ -3,7 +3,6 @@ package core
 import (
 	"encoding/binary"
 	"math/bits"
-	"slices"
 )
 
 // The scrollback keeps its lines packed in a ring of fixed-size byte
@@ -94,7 +93,7 @@ func (s *scrollback) read(b, e uint64) []byte {
 	s.scratch = s.scratch[:0]
 	for n > 0 {
 		c := min(n, sbBlock-off)
-		s.scratch = append(s.scratch, s.blocks[k][off:off+c]...)
+		s.scratch = append(reserve(s.scratch, c), s.blocks[k][off:off+c]...)
 		n -= c
 		k++
 		off = 0
@@ -382,8 +381,8 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	base := len(dst)
 	// Room for a run per cell, so that a run is stored without a
 	// capacity check (a call) each.
-	runs := slices.Grow(t.sb.runs[:0], runSize*len(cells))
-	dst = slices.Grow(dst, 4*len(cells)+4)
+	runs := grow(t.sb.runs[:0], runSize*len(cells))
+	dst = grow(dst, 4*len(cells)+4)
 	buf := dst[:cap(dst)]
 	n := len(dst)
 	var or cell            // OR of all cells: nonzero style bits mean a styled line
@@ -421,7 +420,7 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 		}
 		if fl&cellGrapheme != 0 {
 			dst = t.cellText(buf[:n], c)
-			dst = slices.Grow(dst, 4*(len(cells)-i)+4)
+			dst = grow(dst, 4*(len(cells)-i)+4)
 			buf = dst[:cap(dst)]
 			n = len(dst)
 			continue
@@ -451,7 +450,7 @@ func (t *Terminal) encodeLine(dst []byte, cells []cell) ([]byte, uint32) {
 	if or.style() == 0 {
 		return dst, text
 	}
-	return append(dst, runs...), text
+	return append(reserve(dst, len(runs)), runs...), text
 }
 
 const styleSize = 15

@@ -85,6 +85,9 @@ type Terminal struct {
 	styleSlots []uint16 // the index of styles (styletab.go)
 	graphemes  []string
 	graphSlots []uint32 // the index of graphemes (graphtab.go)
+	// compaction's working arrays, kept between compactions in the
+	// TinyGo build only (keep in grow_tinygo.go); nil in the Go build.
+	scratch compactScratch
 
 	reply []byte
 
@@ -181,7 +184,7 @@ func New(o Options) *Terminal {
 }
 
 func (t *Terminal) resetTables() {
-	t.styles = append(t.styles[:0], style{})
+	t.styles = append(reserve(t.styles[:0], 1), style{})
 	t.rebuildStyleSlots()
 	t.graphemes = t.graphemes[:0]
 	t.graphGen++
@@ -286,13 +289,13 @@ func (t *Terminal) internSlow(s style, h32 uint32) uint16 {
 			return 0 // every style is in use on screen; fall back to the default
 		}
 		i := uint16(len(t.styles))
-		t.styles = append(t.styles, s)
+		t.styles = append(reserve(t.styles, 1), s)
 		t.styleInsert(i, h32)
 		t.styleHint[h] = i
 		return i
 	}
 	i := uint16(len(t.styles))
-	t.styles = append(t.styles, s)
+	t.styles = append(reserve(t.styles, 1), s)
 	if 2*(len(t.styles)+1) > len(slots) {
 		t.rebuildStyleSlots() // indexes i too
 	} else {
@@ -349,4 +352,17 @@ func (t *Terminal) RowWrapped(row int) bool {
 		return false
 	}
 	return t.cur.line(row).wrapped
+}
+
+// compactScratch holds compact's working arrays between compactions in
+// the TinyGo build (keep and adopt in grow_tinygo.go; the Go build
+// leaves it empty and allocates them afresh), so
+// that a full table's compactions allocate nothing: the collector's false
+// roots (constant tables scanned as words) pin, for good, whatever object
+// lies at the addresses they hold, and a large array freed and reallocated
+// at every compaction is in the end such an object.
+type compactScratch struct {
+	smap, gmap []int32
+	styles     []style
+	graphemes  []string
 }
