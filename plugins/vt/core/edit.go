@@ -548,18 +548,17 @@ func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
 		return i, true
 	}
 	t.newEntries++
-	if len(t.graphemes) >= min(maxGraphemes, t.tableCap()) {
+	if t.graphemes.n() >= min(maxGraphemes, t.tableCap()) {
 		if !t.mayCompact() {
 			return 0, false
 		}
 		t.compact()
-		if len(t.graphemes) >= min(maxGraphemes, t.tableCap()) {
+		if t.graphemes.n() >= min(maxGraphemes, t.tableCap()) {
 			return 0, false
 		}
 	}
-	i := uint32(len(t.graphemes))
-	str := string(s)
-	t.graphemes = append(t.graphemes, str)
+	i := uint32(t.graphemes.n())
+	t.graphemes.add(s)
 	t.graphInsert(i, h)
 	return i, true
 }
@@ -567,8 +566,8 @@ func (t *Terminal) graphemeIndex(s []byte) (uint32, bool) {
 // cellText appends the UTF-8 text of c (a space if blank).
 func (t *Terminal) cellText(dst []byte, c cell) []byte {
 	if c.flags()&cellGrapheme != 0 {
-		if int(c.r()) < len(t.graphemes) {
-			return append(dst, t.graphemes[c.r()]...)
+		if int(c.r()) < t.graphemes.n() {
+			return append(dst, t.graphemes.at(c.r())...)
 		}
 		return append(dst, ' ')
 	}

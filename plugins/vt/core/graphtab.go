@@ -31,7 +31,7 @@ func (t *Terminal) graphLookup(s []byte, h uint32) (uint32, bool) {
 		if v == 0 {
 			return 0, false
 		}
-		if g := t.graphemes[v-1]; len(g) == len(s) && g == string(s) {
+		if g := t.graphemes.at(v - 1); len(g) == len(s) && sameBytes(g, s) {
 			return v - 1, true
 		}
 	}
@@ -40,7 +40,7 @@ func (t *Terminal) graphLookup(s []byte, h uint32) (uint32, bool) {
 // graphInsert records graphemes[i] in the index, growing it to stay at
 // most half full.
 func (t *Terminal) graphInsert(i, h uint32) {
-	if 2*(len(t.graphemes)+1) > len(t.graphSlots) {
+	if 2*(t.graphemes.n()+1) > len(t.graphSlots) {
 		t.rebuildGraphSlots()
 		return // the rebuild indexed every grapheme, i included
 	}
@@ -50,8 +50,51 @@ func (t *Terminal) graphInsert(i, h uint32) {
 // rebuildGraphSlots indexes t.graphemes afresh (the first of equal
 // graphemes wins a lookup).
 func (t *Terminal) rebuildGraphSlots() {
-	t.graphSlots = slotsFor(t.graphSlots, len(t.graphemes))
-	for i, g := range t.graphemes {
-		slotPut(t.graphSlots, uint32(i), graphHash(g))
+	t.graphSlots = slotsFor(t.graphSlots, t.graphemes.n())
+	for i := range uint32(t.graphemes.n()) {
+		slotPut(t.graphSlots, i, graphHash(t.graphemes.at(i)))
 	}
+}
+
+// graphTable holds the graphemes (a base character and its combining
+// marks) as one array of their bytes and one of their ends, grapheme i
+// being buf[end[i-1]:end[i]]: two pointer-free arrays instead of a string
+// allocated for each. Under TinyGo (a non-moving collector) those small
+// strings, spread through the heap as it grows and outliving the large
+// arrays freed between them, fragmented a worst-case instance until a
+// table or a screen found no room in a heap four times its live data.
+type graphTable struct {
+	buf []byte
+	end []uint32
+}
+
+func (g *graphTable) n() int { return len(g.end) }
+
+// at returns grapheme i's bytes (valid until the table changes).
+func (g *graphTable) at(i uint32) []byte {
+	b := uint32(0)
+	if i > 0 {
+		b = g.end[i-1]
+	}
+	return g.buf[b:g.end[i]:g.end[i]]
+}
+
+// add appends grapheme s.
+func (g *graphTable) add(s []byte) {
+	g.buf = append(reserve(g.buf, len(s)), s...)
+	g.end = append(reserve(g.end, 1), uint32(len(g.buf)))
+}
+
+func (g *graphTable) reset() {
+	g.buf = g.buf[:0]
+	g.end = g.end[:0]
+}
+
+func sameBytes(a, b []byte) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -15,6 +15,3 @@ func grow[T any](s []T, n int) []T { return slices.Grow(s, n) }
 
 // keep returns a new array of n elements.
 func keep[T any](_ *[]T, n int) []T { return make([]T, n) }
-
-// adopt returns src, the new table.
-func adopt(_, src []string) []string { return src }

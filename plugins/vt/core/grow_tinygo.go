@@ -31,17 +31,3 @@ func keep[T any](p *[]T, n int) []T {
 	}
 	return (*p)[:n]
 }
-
-// adopt copies src (a compaction's new table, in scratch) into dst's
-// array when it fits, clears what is left of both (so neither holds a
-// dropped grapheme's string) and returns the table.
-func adopt(dst, src []string) []string {
-	if cap(dst) < len(src) {
-		dst = make([]string, len(src), cap(src))
-	}
-	dst = dst[:len(src)]
-	copy(dst, src)
-	clear(dst[len(src):cap(dst)])
-	clear(src[:cap(src)])
-	return dst
-}

@@ -21,9 +21,11 @@ func (t *Terminal) MarshalBinary() ([]byte, error) {
 	for _, s := range t.styles {
 		e.b = appendStyle(e.b, s)
 	}
-	e.uv(len(t.graphemes))
-	for _, g := range t.graphemes {
-		e.str(g)
+	e.uv(t.graphemes.n())
+	for i := range uint32(t.graphemes.n()) {
+		g := t.graphemes.at(i)
+		e.uv(len(g))
+		e.b = append(e.b, g...)
 	}
 	for _, s := range []*screen{t.main, t.alt} {
 		for y := 0; y < t.rows; y++ {
@@ -248,13 +250,13 @@ func (t *Terminal) UnmarshalBinary(b []byte) error {
 		d.fail("grapheme count")
 		return d.err
 	}
-	n.graphemes = make([]string, ng)
-	for i := range n.graphemes {
+	n.graphemes = graphTable{}
+	for range ng {
 		g := d.str(maxMarksBytes+8, "grapheme")
 		if len(g) == 0 {
 			d.fail("empty grapheme")
 		}
-		n.graphemes[i] = g
+		n.graphemes.add([]byte(g))
 	}
 	n.rebuildGraphSlots()
 	if d.err != nil || 2*n.rows*(1+7*n.cols) > len(d.b) {

@@ -73,7 +73,7 @@ func (t *Terminal) Cell(row, col int) Cell {
 func (t *Terminal) compact() {
 	t.newEntries = 0
 	smap := keep(&t.scratch.smap, len(t.styles))
-	gmap := keep(&t.scratch.gmap, len(t.graphemes))
+	gmap := keep(&t.scratch.gmap, t.graphemes.n())
 	for i := range smap {
 		smap[i] = -1
 	}
@@ -82,7 +82,10 @@ func (t *Terminal) compact() {
 	}
 	newStyles := append(keep(&t.scratch.styles, len(t.styles)+1)[:0], style{})
 	smap[0] = 0
-	newGraph := keep(&t.scratch.graphemes, len(t.graphemes))[:0]
+	newGraph := graphTable{
+		buf: keep(&t.scratch.graphBuf, len(t.graphemes.buf))[:0],
+		end: keep(&t.scratch.graphEnd, t.graphemes.n())[:0],
+	}
 	mark := func(c *cell) {
 		if int(c.style()) < len(smap) {
 			if smap[c.style()] < 0 {
@@ -96,8 +99,8 @@ func (t *Terminal) compact() {
 		if c.flags()&cellGrapheme != 0 {
 			if int(c.r()) < len(gmap) {
 				if gmap[c.r()] < 0 {
-					gmap[c.r()] = int32(len(newGraph))
-					newGraph = append(newGraph, t.graphemes[c.r()])
+					gmap[c.r()] = int32(newGraph.n())
+					newGraph.add(t.graphemes.at(c.r()))
 				}
 				*c = mkCell(uint32(gmap[c.r()]), c.style(), c.flags())
 			} else {
@@ -121,7 +124,8 @@ func (t *Terminal) compact() {
 	// compactions, and regrowing a fresh one would allocate ~16 times.
 	t.styles = append(reserve(t.styles[:0], len(newStyles)), newStyles...)
 	t.rebuildStyleSlots()
-	t.graphemes = adopt(t.graphemes, newGraph)
+	t.graphemes.buf = append(reserve(t.graphemes.buf[:0], len(newGraph.buf)), newGraph.buf...)
+	t.graphemes.end = append(reserve(t.graphemes.end[:0], len(newGraph.end)), newGraph.end...)
 	t.graphGen++
 	t.rebuildGraphSlots()
 	// Re-intern the pen (it may not be on screen yet).

@@ -83,7 +83,7 @@ type Terminal struct {
 
 	styles     []style
 	styleSlots []uint16 // the index of styles (styletab.go)
-	graphemes  []string
+	graphemes  graphTable
 	graphSlots []uint32 // the index of graphemes (graphtab.go)
 	// compaction's working arrays, kept between compactions in the
 	// TinyGo build only (keep in grow_tinygo.go); nil in the Go build.
@@ -186,7 +186,7 @@ func New(o Options) *Terminal {
 func (t *Terminal) resetTables() {
 	t.styles = append(reserve(t.styles[:0], 1), style{})
 	t.rebuildStyleSlots()
-	t.graphemes = t.graphemes[:0]
+	t.graphemes.reset()
 	t.graphGen++
 	t.rebuildGraphSlots()
 }
@@ -355,7 +355,7 @@ func (t *Terminal) RowWrapped(row int) bool {
 }
 
 // compactScratch holds compact's working arrays between compactions in
-// the TinyGo build (keep and adopt in grow_tinygo.go; the Go build
+// the TinyGo build (keep in grow_tinygo.go; the Go build
 // leaves it empty and allocates them afresh), so
 // that a full table's compactions allocate nothing: the collector's false
 // roots (constant tables scanned as words) pin, for good, whatever object
@@ -364,5 +364,6 @@ func (t *Terminal) RowWrapped(row int) bool {
 type compactScratch struct {
 	smap, gmap []int32
 	styles     []style
-	graphemes  []string
+	graphBuf   []byte
+	graphEnd   []uint32
 }
