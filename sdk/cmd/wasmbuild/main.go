@@ -120,8 +120,17 @@ func build(o options) (result, error) {
 	if out == "" {
 		out = filepath.Join(o.dir, man.Name+".wasm")
 	}
-	env, goVersion, err := toolchainEnv(o.dir, o.toolchain)
+	spec, err := readBuildSpec(o.dir)
 	if err != nil {
+		return result{}, err
+	}
+	var env []string
+	var goVersion string
+	if spec.Compiler == "tinygo" {
+		if o.overlay != "" || o.toolchain != "" {
+			return result{}, fmt.Errorf("%s builds with TinyGo (its wasmbuild.json): -overlay and -toolchain are for go build", o.dir)
+		}
+	} else if env, goVersion, err = toolchainEnv(o.dir, o.toolchain); err != nil {
 		return result{}, err
 	}
 	res := result{out: out, goVersion: goVersion}
@@ -144,19 +153,12 @@ func build(o options) (result, error) {
 	if !filepath.IsAbs(pkg) && !strings.HasPrefix(pkg, ".") {
 		pkg = "./" + pkg
 	}
-	args := []string{"build", "-trimpath", "-buildmode=c-shared", "-ldflags=-buildid=", "-o", tmpName}
-	if o.overlay != "" {
-		ov, err := filepath.Abs(o.overlay)
-		if err != nil {
+	if spec.Compiler == "tinygo" {
+		if res.goVersion, err = tinygoBuild(spec, o.dir, pkg, tmpName); err != nil {
 			return res, err
 		}
-		args = append(args, "-overlay", ov)
-	}
-	cmd := exec.Command("go", append(args, pkg)...)
-	cmd.Env = append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return res, fmt.Errorf("go build %s (%s): %w", o.dir, goVersion, err)
+	} else if err := goBuild(o, env, goVersion, pkg, tmpName); err != nil {
+		return res, err
 	}
 	wasm, err := os.ReadFile(tmpName)
 	if err != nil {
@@ -180,6 +182,25 @@ func build(o options) (result, error) {
 		return res, err
 	}
 	return res, os.Rename(tmpName, out)
+}
+
+// goBuild builds pkg into out with go build for wasip1.
+func goBuild(o options, env []string, goVersion, pkg, out string) error {
+	args := []string{"build", "-trimpath", "-buildmode=c-shared", "-ldflags=-buildid=", "-o", out}
+	if o.overlay != "" {
+		ov, err := filepath.Abs(o.overlay)
+		if err != nil {
+			return err
+		}
+		args = append(args, "-overlay", ov)
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Env = append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s (%s): %w", o.dir, goVersion, err)
+	}
+	return nil
 }
 
 // toolchainEnv returns the environment for the inner go build, with
