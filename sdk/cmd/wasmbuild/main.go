@@ -15,6 +15,13 @@
 // Go then downloads that toolchain from the module proxy, once. -toolchain
 // overrides the pin ("local": whatever go is installed).
 //
+// A plugin directory with a wasmbuild.json saying {"compiler": "tinygo",
+// "tinygo": "v0.39.0", "go": "go1.25.10", "llvm": 19} is built with that
+// TinyGo instead (tinygo.go): the vt plugin is. wasmbuild builds the TinyGo
+// once into the user cache directory, from the module proxy, against
+// Debian's LLVM, compiler-rt for wasm32 and wasi-libc, and pins its target
+// and flags; -toolchain and -overlay do not apply.
+//
 // With -check, wasmbuild builds into a temporary file and compares it with
 // the existing output instead of replacing it, and exits with status 3 if
 // they differ: make check-plugins uses this to prove each committed .wasm is

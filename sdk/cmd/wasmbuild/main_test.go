@@ -104,3 +104,45 @@ func TestPinnedToolchain(t *testing.T) {
 		t.Errorf("termhost's go.mod pins %q, want a Go release", got)
 	}
 }
+
+// A wasmbuild.json names its compiler and, for TinyGo, every version that
+// decides the bytes; anything else is refused, naming the field.
+func TestBuildSpec(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"", ""},
+		{`{"compiler": "go"}`, ""},
+		{`{"compiler": "tinygo", "tinygo": "v0.39.0", "go": "go1.25.10", "llvm": 19}`, ""},
+		{`{"compiler": "gccgo"}`, `"compiler" is "gccgo"; want "go" or "tinygo"`},
+		{`{"compiler": "tinygo", "go": "go1.25.10", "llvm": 19}`, `needs "tinygo"`},
+		{`{"compiler": "tinygo", "tinygo": "v0.39.0", "go": "1.25", "llvm": 19}`, `"go" (a Go release`},
+		{`{"compiler": "tinygo", "tinygo": "v0.39.0", "go": "go1.25.10"}`, `"llvm" (a major version`},
+		{`{"compiler": "tinygo", "opt": 3}`, `unknown field "opt"`},
+		{`[`, "wasmbuild.json"},
+	} {
+		dir := t.TempDir()
+		if c.file != "" {
+			if err := os.WriteFile(filepath.Join(dir, "wasmbuild.json"), []byte(c.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := readBuildSpec(dir)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.file, err)
+		case c.want == "" && s.Compiler == "":
+			t.Errorf("%s: no compiler", c.file)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want one saying %s", c.file, err, c.want)
+		}
+	}
+}
+
+// The vt plugin, built with TinyGo, is refused -overlay and -toolchain
+// (they are go build's) before anything is built.
+func TestTinyGoRefusesGoFlags(t *testing.T) {
+	for _, o := range []options{{dir: "../../../plugins/vt", toolchain: "local", check: true}, {dir: "../../../plugins/vt", overlay: "x.json", check: true}} {
+		if _, err := build(o); err == nil || !strings.Contains(err.Error(), "builds with TinyGo") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}
