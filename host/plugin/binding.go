@@ -29,10 +29,11 @@ type Binding struct {
 	v         *version
 	inst      *instance
 	sid       uint32
-	lost      error    // why the binding is detached
-	noMigrate *version // a version this session cannot migrate to
-	notified  string   // the last reattach failure reported (see shouldReport)
-	em        emitter  // the running call's emitter
+	lost      error     // why the binding is detached
+	noMigrate *version  // a version this session cannot migrate to
+	noCompact *instance // an instance compact does not move the session from
+	notified  string    // the last reattach failure reported (see shouldReport)
+	em        emitter   // the running call's emitter
 
 	ver      atomic.Pointer[version] // for Plugin()
 	closed   atomic.Bool

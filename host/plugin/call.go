@@ -105,6 +105,8 @@ func (b *Binding) do(s wasmhost.Sink, what string, call func(in *instance) error
 	defer func() { b.em.s = nil }()
 	if cur := b.p.current.Load(); cur != b.v && b.v != nil && cur != nil {
 		b.migrate(cur, s)
+	} else if b.v != nil {
+		b.compact(s)
 	}
 	cause := b.lost
 	if in := b.inst; in != nil {

@@ -1,14 +1,16 @@
 package plugin
 
-import "github.com/termhost/termhost/internal/wasmhost"
+import (
+	"errors"
+
+	"github.com/termhost/termhost/internal/wasmhost"
+)
 
 // migrate moves the session to version cur at this chunk boundary, if both
-// versions can carry state: state_export on the old instance, then the
-// session is opened on a new instance with that state (openOn), and on_close
-// on the old. If that is not possible the session stays on its version
-// (which drains). Called with b locked.
+// versions can carry state (see move). If that is not possible the session
+// stays on its version (which drains). Called with b locked.
 func (b *Binding) migrate(cur *version, s wasmhost.Sink) {
-	old, oin, osid := b.v, b.inst, b.sid
+	old, oin := b.v, b.inst
 	if cur == b.noMigrate || oin == nil || oin.wi.Stuck() {
 		return
 	}
@@ -26,34 +28,104 @@ func (b *Binding) migrate(cur *version, s wasmhost.Sink) {
 		log.Info("plugin session stays on its version until it ends (no state export)")
 		return
 	}
+	switch err := b.move(cur, s); {
+	case err == nil:
+		log.Info("plugin session migrated")
+	case errors.Is(err, errMoveBusy):
+	case errors.Is(err, errMovePostponed):
+		log.Warn("plugin session migration postponed", "error", err)
+	case isTrap(err):
+		// The old instance died under the export: the call fails over,
+		// onto the current version.
+	default:
+		b.noMigrate = cur
+		log.Warn("plugin session migration failed; it stays on its version", "error", err)
+	}
+}
+
+// compact moves a session that is alone on its instance to a fresh one of
+// the same version, carrying its state, once the instance's memory has
+// grown past half its cap. Linear memory never shrinks, and a plugin whose
+// collector never moves an object (the vt plugin, built with TinyGo)
+// fragments its heap under a screen at its worst, paged, resized and fed
+// again, until a large reply finds no room below the cap: the instance
+// would trap and the session be rebuilt from its raw buffer, losing older
+// history. An import into a fresh instance lays the same state out whole.
+// A session whose fresh instance is past half its cap at once needs that
+// memory: it is not moved again from there. Called with b locked, at a
+// call's boundary.
+func (b *Binding) compact(s wasmhost.Sink) {
+	in, v := b.inst, b.v
+	if in == nil || in == b.noCompact || !v.hasState || in.wi.Stuck() {
+		return
+	}
+	half := uint64(b.r.cfg.MemoryLimitMiB) << 19
+	if uint64(in.wi.MemSize()) <= half {
+		return
+	}
+	v.mu.Lock()
+	alone := in.load == 1
+	v.mu.Unlock()
+	if !alone {
+		return
+	}
+	log := b.r.log.With("plugin", b.p.name, "version", v.man.Version)
+	from := in.wi.MemSize()
+	if err := b.move(v, s); err != nil {
+		if !errors.Is(err, errMoveBusy) {
+			b.noCompact = in
+		}
+		log.Debug("plugin session kept on its instance past half its memory cap", "MiB", from>>20, "error", err)
+		return
+	}
+	if uint64(b.inst.wi.MemSize()) > half {
+		b.noCompact = b.inst
+	}
+	log.Debug("plugin session moved to a fresh instance: its instance's memory had passed half the cap",
+		"from_MiB", from>>20, "to_MiB", b.inst.wi.MemSize()>>20)
+}
+
+var (
+	errMoveBusy      = errors.New("the instance is busy")
+	errMovePostponed = errors.New("no instance to move to")
+	errMoveSame      = errors.New("the pool gave the same instance")
+)
+
+// move moves the session to a new instance of version to: state_export on
+// its instance, then the session is opened on the new one with that state
+// (openOn), and on_close on the old, which is released. If a step fails
+// the session stays where it was, open, and the error says why:
+// errMoveBusy and errMovePostponed are worth another try later. Called
+// with b locked.
+func (b *Binding) move(to *version, s wasmhost.Sink) error {
+	old, oin, osid := b.v, b.inst, b.sid
 	if oin.lock() != nil {
-		return // busy: the call fails over, onto the current version
+		return errMoveBusy // the call fails over
 	}
 	if oin.dead != nil {
 		oin.unlock()
-		return
+		return errMoveBusy
 	}
 	st, _, err := oin.wi.ExportState(osid)
-	if err != nil {
-		if !oin.trapped(err) {
-			b.noMigrate = cur
-			log.Info("plugin session stays on its version until it ends", "reason", err)
-		}
-		oin.unlock()
-		return
-	}
+	oin.trapped(err)
 	oin.unlock()
-
-	nin, _, err := cur.acquire()
 	if err != nil {
-		log.Warn("plugin session migration postponed", "error", err)
-		return
+		return err
+	}
+
+	nin, _, err := to.acquire()
+	if err != nil {
+		return errors.Join(errMovePostponed, err)
+	}
+	if nin == oin {
+		to.release(nin)
+		return errMoveSame
 	}
 	if err := nin.lock(); err != nil {
-		cur.release(nin)
-		return
+		to.release(nin)
+		return errors.Join(errMoveBusy, err)
 	}
-	err = b.openOn(cur, nin, st, s)
+	err = b.openOn(to, nin, st, s)
 	nin.unlock()
 	if err != nil {
 		// openOn moved the binding only if on_open worked: put it back on
@@ -68,12 +140,10 @@ func (b *Binding) migrate(cur *version, s wasmhost.Sink) {
 				nin.unlock()
 			}
 		}
-		cur.release(nin)
+		to.release(nin)
 		b.v, b.inst, b.sid = old, oin, osid
 		b.ver.Store(old)
-		b.noMigrate = cur
-		log.Warn("plugin session migration failed; it stays on its version", "error", err)
-		return
+		return err
 	}
 	if oin.lock() == nil {
 		if oin.dead == nil {
@@ -84,5 +154,5 @@ func (b *Binding) migrate(cur *version, s wasmhost.Sink) {
 		oin.unlock()
 	}
 	old.release(oin)
-	log.Info("plugin session migrated")
+	return nil
 }

@@ -277,3 +277,79 @@ func TestFloodCannotExhaustSharedScreen(t *testing.T) {
 		checkScreen(t, fmt.Sprintf("quiet session %d after the floods", i), v)
 	}
 }
+
+// worstCells is lines lines of cols cells, each cell its own truecolour
+// foreground and background and a letter with three combining marks: what
+// fills a screen's style and grapheme tables and its scrollback fastest.
+func worstCells(cols, lines, seed int) []byte {
+	var b []byte
+	for l := range lines {
+		for c := range cols {
+			v := seed*7919 + l*cols + c
+			b = fmt.Appendf(b, "\x1b[38;2;%d;%d;%d;48;2;%d;%d;%dm%c%c%c%c", v&255, v>>8&255, v>>16&255, v*3&255, v>>5&255, seed&255,
+				'a'+c%26, 0x300+v%112, 0x300+v/112%112, 0x300+v/12544%112)
+		}
+		b = append(b, "\x1b[0m\r\n"...)
+	}
+	return b
+}
+
+// TestWorstScreenKeepsWorking: a session at the largest screen is fed the
+// worst output for its memory, round after round, its history paged, its
+// cells drawn and its screen resized in between, under the default cap;
+// its screen plugin never fails (a session alone on an instance whose
+// memory passed half the cap moves to a fresh one: plugin.Binding's
+// compact), and a quiet neighbour's screen stays right.
+func TestWorstScreenKeepsWorking(t *testing.T) {
+	pr := vtPlugins(t, 0)
+	r := newRegistry(t, Limits{}, Config{Plugins: Plugins{Screen: "vt"}})
+	quiet, err := openVT(t, r, pr, 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet.feed(t, smallOutput(0))
+	v, err := openVT(t, r, pr, 256, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for round := range 12 {
+		v.feed(t, worstCells(256, 180, round))
+		for _, req := range []string{`{"op":"scrollback","format":"ansi","offset":0,"limit":5000}`, `{"op":"cells"}`} {
+			if _, err := v.s.Screen(ctx, []byte(req)); err != nil {
+				t.Fatalf("round %d: %s: %v", round, req, err)
+			}
+		}
+		cols, rows := 160, 100
+		if round%2 == 1 {
+			cols, rows = 256, 128
+		}
+		if err := v.s.Resize(ctx, cols, rows); err != nil {
+			t.Fatalf("round %d: resize: %v", round, err)
+		}
+		if v.failed() {
+			t.Fatalf("round %d: the worst screen's plugin failed: %+v", round, v.s.Events(0))
+		}
+	}
+	v.feed(t, worstCells(256, 130, 99))
+	rep, err := v.s.Screen(ctx, []byte(`{"op":"screen","format":"plain"}`))
+	var scr struct{ Lines []string }
+	if err != nil || json.Unmarshal(rep, &scr) != nil {
+		t.Fatalf("the worst screen after the rounds: %v %.300q", err, rep)
+	}
+	// Every row but the cursor's (the last) holds a line of 256 letters,
+	// each with its marks.
+	full := 0
+	for _, l := range scr.Lines {
+		if strings.Count(l, "z") == 256/26 {
+			full++
+		}
+	}
+	if full != 127 {
+		t.Errorf("the worst screen after the rounds shows %d full rows, want 127", full)
+	}
+	if quiet.failed() {
+		t.Errorf("the quiet session's screen plugin failed: %+v", quiet.s.Events(0))
+	}
+	checkScreen(t, "the quiet session", quiet)
+}
