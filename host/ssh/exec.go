@@ -246,13 +246,13 @@ func (c *conn) execStarted(ctx context.Context, o ExecOptions) (Result, bool, er
 	if !c.s.Alive() && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
 		msg := ch.errMsg
 		switch {
-		case msg != "":
-		case started:
-			msg = "the connection ended before the command finished"
-		case c.s.InboundWalks() == walks:
+		case !started && c.s.InboundWalks() == walks:
 			// Nothing came from the server after the op: it never
 			// confirmed the channel, and the request never left.
 			return Result{}, false, &ConnectError{errors.New("the connection ended before the server opened the command's channel")}
+		case msg != "":
+		case started:
+			msg = "the connection ended before the command finished"
 		default:
 			msg = "the connection ended before the server answered the exec request: the command may or may not have run"
 		}
