@@ -97,6 +97,18 @@ func (o *HTTPOptions) defaults() {
 
 // HTTPHandler serves MCP at HTTPPath in both protocol eras.
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
+	h := s.newHTTPHandler(o)
+	mux := http.NewServeMux()
+	mux.Handle(HTTPPath, h)
+	view := newViewHandler(h) // view.go
+	mux.Handle(ViewPath, view)
+	mux.Handle(ViewPath+"/", view)
+	s.addAskSecret() // its pages are the view's
+	return mux
+}
+
+// newHTTPHandler is the handler of HTTPPath.
+func (s *Server) newHTTPHandler(o HTTPOptions) *httpHandler {
 	o.defaults()
 	get := func(*http.Request) *sdk.Server { return s.mcp }
 	h := &httpHandler{
@@ -137,13 +149,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		h.stateful, h.stateless = h.withToken(h.stateful), h.withToken(h.stateless)
 	}
 	h.owner = tokenOwner(h.user)
-	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, h)
-	view := newViewHandler(h) // view.go
-	mux.Handle(ViewPath, view)
-	mux.Handle(ViewPath+"/", view)
-	s.addAskSecret() // its pages are the view's
-	return mux
+	return h
 }
 
 type httpHandler struct {
@@ -385,9 +391,22 @@ func (h *httpHandler) route(r *http.Request, body []byte) http.Handler {
 // that ends, and InitializedHandler would miss a client that never sends
 // notifications/initialized (go-sdk serves its tool calls regardless).
 // The session is in h.live before its id leaves in the answer's header.
+//
+// What go-sdk minted is settled however its handler returns: a panic in
+// it (net/http recovers it, after this) would otherwise leave the session
+// in h.live as an initialize being served, never idle, never removed
+// (TestHTTPInitializePanicSettles).
 func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request) {
 	mw := &mintWriter{ResponseWriter: w, minted: h.live.add}
+	defer h.settle(w, mw)
 	h.stateful.ServeHTTP(mw, r)
+}
+
+// settle settles the MCP session an initialize minted, once go-sdk's
+// handler has returned or panicked: watched, with its idle timer running,
+// while go-sdk still has it; forgotten when go-sdk closed it (its
+// initialize failed).
+func (h *httpHandler) settle(w http.ResponseWriter, mw *mintWriter) {
 	mw.tell()
 	sid := w.Header().Get("Mcp-Session-Id")
 	if sid == "" {

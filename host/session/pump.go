@@ -45,6 +45,7 @@ func (s *Session) pump() {
 		n, err := s.link.Read(buf)
 		if n > 0 {
 			s.chainSem <- struct{}{}
+			s.inWalks.Add(1)
 			reply := s.inbound(buf[:n])
 			s.unlockChain()
 			if reply != nil {
@@ -64,6 +65,14 @@ func (s *Session) pump() {
 		}
 	}
 }
+
+// InboundWalks is how many chunks from the peer the chain has been given
+// so far (each counted as its walk begins). A plugin can act on what the
+// peer said only in such a walk: when the count has not moved since a
+// control request, nothing the peer sent since reached the plugins
+// (host/ssh: the server never confirmed the channel an exec opens, so the
+// plugin never sent the exec request).
+func (s *Session) InboundWalks() uint64 { return s.inWalks.Load() }
 
 // end records why the session ended, wakes waiters and releases what the
 // session holds: the link (its socket or process), the writer and the

@@ -209,6 +209,9 @@ type Session struct {
 
 	chainSem chan struct{} // serializes every walk through the chain
 	w        walker        // guarded by chainSem
+	// inWalks counts the chunks from the peer given to the chain
+	// (InboundWalks).
+	inWalks atomic.Uint64
 
 	readSem chan struct{} // serializes reads (of every reader)
 

@@ -174,9 +174,19 @@ func (c *conn) exec(ctx context.Context, o ExecOptions) (Result, error) {
 	return res, err
 }
 
-// execStarted is exec, also reporting whether the server started the
-// command (its exec request was accepted): a warm connection that failed
-// before that ran nothing, and the call may go to a fresh one.
+// execStarted is exec, also reporting whether the exec request may have
+// reached the server, which may then have run the command even when its
+// answer never came back (a lost answer: the connection or the channel
+// ended first). Only a failure known to come before the request left
+// reports false. The plugin sends the exec request only once the server
+// has confirmed the channel this op opens, which it learns in a walk of
+// the server's bytes after this op's: so the request never left when the
+// op failed (refused by the plugin, or its bytes never written and never
+// to be: the connection failed), or when the connection ended with no
+// byte from the server walked since (session.InboundWalks). A warm
+// connection that failed so ran nothing, and the call may go to a fresh
+// one; any other failure must not be retried, or the command could run
+// twice.
 func (c *conn) execStarted(ctx context.Context, o ExecOptions) (Result, bool, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
@@ -198,9 +208,12 @@ func (c *conn) execStarted(ctx context.Context, o ExecOptions) (Result, bool, er
 		c.mu.Unlock()
 	}()
 	seq := c.s.LastSeq()
+	walks := c.s.InboundWalks()
 	req, _ := json.Marshal(map[string]any{"op": "exec", "ch": id, "command": line})
-	if _, _, err := c.s.Control(ctx, req, false); err != nil {
-		return Result{}, false, &ConnectError{fmt.Errorf("exec: %v", err)}
+	if _, handled, err := c.s.Control(ctx, req, false); err != nil {
+		// A write given up on (stalled, or cancelled) may still finish.
+		mayLeave := handled && (errors.Is(err, session.ErrPeerStalled) || ctx.Err() != nil)
+		return Result{}, mayLeave, &ConnectError{fmt.Errorf("exec: %v", err)}
 	}
 	timer := time.NewTimer(o.Timeout)
 	defer timer.Stop()
@@ -232,13 +245,21 @@ func (c *conn) execStarted(ctx context.Context, o ExecOptions) (Result, bool, er
 	started := ch.opened || ch.code != nil || ch.signal != "" || ch.stdout.total > 0 || ch.stderr.total > 0
 	if !c.s.Alive() && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
 		msg := ch.errMsg
-		if msg == "" {
+		switch {
+		case !started && c.s.InboundWalks() == walks:
+			// Nothing came from the server after the op: it never
+			// confirmed the channel, and the request never left.
+			return Result{}, false, &ConnectError{errors.New("the connection ended before the server opened the command's channel")}
+		case msg != "":
+		case started:
 			msg = "the connection ended before the command finished"
+		default:
+			msg = "the connection ended before the server answered the exec request: the command may or may not have run"
 		}
-		return Result{}, started, &ConnectError{errors.New(msg)}
+		return Result{}, true, &ConnectError{errors.New(msg)}
 	}
 	if ch.errMsg != "" && ch.code == nil && ch.signal == "" && !res.TimedOut && !res.Cancelled {
-		return Result{}, started, &ConnectError{fmt.Errorf("exec: %s", ch.errMsg)}
+		return Result{}, true, &ConnectError{fmt.Errorf("exec: %s", ch.errMsg)}
 	}
 	res.ExitCode, res.Signal = ch.code, ch.signal
 	stderr := ch.stderr.head

@@ -326,10 +326,11 @@ func (p *Pool) Execute(ctx context.Context, r ExecRequest) (ExecResult, error) {
 		return ExecResult{}, err
 	}
 	o := ExecOptions{Command: r.Command, MaxBytes: r.MaxBytes, Timeout: r.Timeout}
-	res, started, err := c.execStarted(ctx, o)
-	if err != nil && warm && !started {
-		// The warm connection failed before the server started anything
-		// (it had ended unnoticed): once more on a fresh one.
+	res, sent, err := c.execStarted(ctx, o)
+	if err != nil && warm && !sent {
+		// The warm connection failed before the exec request could leave
+		// (it had ended unnoticed): once more on a fresh one. Never after
+		// it may have left: the command may have run, even with no answer.
 		p.putBack(r, c, print, false)
 		if c, print, _, err = p.ephemeralConn(ctx, r, true); err != nil {
 			return ExecResult{}, err

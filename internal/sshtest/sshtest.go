@@ -62,11 +62,27 @@ type Server struct {
 	ln   net.Listener
 	wg   sync.WaitGroup
 
-	mu       sync.Mutex
-	commands []string
-	conns    map[*ssh.ServerConn]struct{}
-	closed   bool
+	mu        sync.Mutex
+	commands  []string
+	conns     map[*ssh.ServerConn]struct{}
+	closed    bool
+	execReply ExecReply // how an exec is answered (SetExecReply)
 }
+
+// ExecReply is how the server answers an exec request.
+type ExecReply int
+
+const (
+	// Answered: the request is answered before the command starts, as
+	// sshd does.
+	Answered ExecReply = iota
+	// ChannelClosed: the command runs, then its channel closes with the
+	// request unanswered.
+	ChannelClosed
+	// ConnectionClosed: the command runs, then the whole connection
+	// closes with the request unanswered.
+	ConnectionClosed
+)
 
 // Start starts a server; it is closed when the test ends.
 func Start(t testing.TB, opts Options) *Server {
@@ -144,6 +160,27 @@ func (s *Server) Commands() []string {
 	return slices.Clone(s.commands)
 }
 
+// SetExecReply sets how every exec from now on is answered: with
+// ChannelClosed or ConnectionClosed the command runs and the client's
+// exec fails with no way to tell whether it ran, as when an answer is
+// lost. The command is logged (Commands) either way.
+func (s *Server) SetExecReply(r ExecReply) {
+	s.mu.Lock()
+	s.execReply = r
+	s.mu.Unlock()
+}
+
+// DropConnections closes every connection open now (its handshake done
+// on the server's side), as a server that ends idle connections does; it
+// keeps listening.
+func (s *Server) DropConnections() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+}
+
 // Close stops the server and drops every connection.
 func (s *Server) Close() {
 	s.mu.Lock()
@@ -211,7 +248,7 @@ func (s *Server) serve(nc net.Conn) {
 		if err != nil {
 			continue
 		}
-		wg.Go(func() { s.session(ch, creqs) })
+		wg.Go(func() { s.session(sc, ch, creqs) })
 	}
 	wg.Wait()
 }
@@ -232,7 +269,7 @@ type session struct {
 	exited bool
 }
 
-func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
+func (s *Server) session(sc *ssh.ServerConn, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	ss := &session{s: s, ch: ch, term: "xterm", cols: 80, rows: 24}
 	defer ch.Close()
 	started := false
@@ -272,9 +309,20 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 			if !started && ssh.Unmarshal(req.Payload, &p) == nil {
 				s.mu.Lock()
 				s.commands = append(s.commands, p.Command)
+				reply := s.execReply
 				s.mu.Unlock()
 				started, ok = true, true
 				cmd = exec.Command("/bin/sh", "-c", p.Command)
+				switch {
+				case !req.WantReply:
+				case reply == ChannelClosed:
+					ss.run(cmd) // it closes the channel when the command ends
+					continue
+				case reply == ConnectionClosed:
+					cmd.Run()
+					sc.Close()
+					continue
+				}
 			}
 		case "shell":
 			if !started {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +109,46 @@ func TestExecAnsweredBeforeItEnds(t *testing.T) {
 		if cmd == "true" && err != nil || cmd != "true" && (!errors.As(err, &ee) || ee.ExitStatus() != 4) {
 			t.Fatalf("%s: %v", cmd, err)
 		}
+	}
+}
+
+// TestExecReplyLost: with SetExecReply the command runs and the exec is
+// never answered: the client's exec fails, the command ran (its file is
+// there), and with ConnectionClosed the connection is gone; DropConnections
+// closes the connections the server has (their handshake done), and the
+// server still accepts new ones.
+func TestExecReplyLost(t *testing.T) {
+	s := Start(t, Options{Passwords: map[string]string{"alice": "pw"}})
+	for _, reply := range []ExecReply{ChannelClosed, ConnectionClosed} {
+		c := dial(t, s, ssh.Password("pw"))
+		s.SetExecReply(reply)
+		mark := filepath.Join(t.TempDir(), "ran")
+		sess, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.Start("touch " + mark); err == nil {
+			t.Fatalf("%d: the exec was answered", reply)
+		}
+		if _, err := os.Stat(mark); err != nil {
+			t.Fatalf("%d: the command did not run: %v", reply, err)
+		}
+		if _, err := c.NewSession(); (err == nil) != (reply == ChannelClosed) {
+			t.Fatalf("%d: a new channel after the lost answer: %v", reply, err)
+		}
+		s.SetExecReply(Answered)
+	}
+	c := dial(t, s, ssh.Password("pw"))
+	if sess, err := c.NewSession(); err != nil || sess.Run("true") != nil { // the server has it by then
+		t.Fatalf("exec: %v", err)
+	}
+	s.DropConnections()
+	if err := c.Wait(); err == nil {
+		t.Fatal("the dropped connection ended without an error")
+	}
+	if out, err := dial(t, s, ssh.Password("pw")).NewSession(); err != nil {
+		t.Fatalf("after DropConnections: %v", err)
+	} else {
+		out.Close()
 	}
 }
