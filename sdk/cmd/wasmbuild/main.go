@@ -17,10 +17,11 @@
 //
 // A plugin directory with a wasmbuild.json saying {"compiler": "tinygo",
 // "tinygo": "v0.39.0", "go": "go1.25.10", "llvm": 19} is built with that
-// TinyGo instead (tinygo.go): the vt, telnet and shell plugins are. wasmbuild builds the TinyGo
-// once into the user cache directory, from the module proxy, against
-// Debian's LLVM, compiler-rt for wasm32 and wasi-libc, and pins its target
-// and flags; -toolchain and -overlay do not apply.
+// TinyGo instead (tinygo.go): the vt, telnet and shell plugins are.
+// wasmbuild builds the TinyGo once into the user cache directory, from the
+// module proxy, against Debian's LLVM, compiler-rt for wasm32 and
+// wasi-libc, and pins its target and flags; -toolchain and -overlay do not
+// apply.
 //
 // With -check, wasmbuild builds into a temporary file and compares it with
 // the existing output instead of replacing it, and exits with status 3 if
