@@ -146,3 +146,21 @@ func TestTinyGoRefusesGoFlags(t *testing.T) {
 		}
 	}
 }
+
+// "stack" is bytes, a multiple of 16, at most 16 MiB.
+func TestBuildSpecStack(t *testing.T) {
+	for _, c := range []struct {
+		stack string
+		ok    bool
+	}{{"0", true}, {"1048576", true}, {"-16", false}, {"1000", false}, {"33554432", false}} {
+		dir := t.TempDir()
+		js := `{"compiler": "tinygo", "tinygo": "v0.39.0", "go": "go1.25.10", "llvm": 19, "stack": ` + c.stack + `}`
+		if err := os.WriteFile(filepath.Join(dir, "wasmbuild.json"), []byte(js), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readBuildSpec(dir)
+		if c.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), `"stack" is `+c.stack) {
+			t.Errorf("stack %s: %v", c.stack, err)
+		}
+	}
+}

@@ -32,6 +32,10 @@ type buildSpec struct {
 	TinyGo string `json:"tinygo,omitempty"`
 	Go     string `json:"go,omitempty"`
 	LLVM   int    `json:"llvm,omitempty"`
+	// Stack is the wasm stack's size in bytes (TinyGo: 0, wasm-ld's
+	// default of 64 KiB), for a plugin that recurses deeply (the dialect
+	// plugin's regexp compiles).
+	Stack int `json:"stack,omitempty"`
 }
 
 // readBuildSpec reads dir/wasmbuild.json; without one the plugin is built
@@ -54,6 +58,9 @@ func readBuildSpec(dir string) (buildSpec, error) {
 	case "", "go":
 		s.Compiler = "go"
 	case "tinygo":
+		if s.Stack < 0 || s.Stack > 16<<20 || s.Stack%16 != 0 {
+			return s, fmt.Errorf(`%s/wasmbuild.json: "stack" is %d; want bytes, a multiple of 16, at most 16 MiB (0: 64 KiB)`, dir, s.Stack)
+		}
 		if !strings.HasPrefix(s.TinyGo, "v") || !release.MatchString(s.Go) || s.LLVM <= 0 {
 			return s, fmt.Errorf(`%s/wasmbuild.json: compiler "tinygo" needs "tinygo" (a module version such as "v0.39.0"), "go" (a Go release such as "go1.25.10") and "llvm" (a major version such as 19); have %q, %q, %d`,
 				dir, s.TinyGo, s.Go, s.LLVM)
@@ -68,7 +75,11 @@ func readBuildSpec(dir string) (buildSpec, error) {
 // build's, with the features wazero runs, linked against Debian's
 // wasi-libc and compiler-rt (TinyGo's module zip carries neither: they
 // are git submodules). No scheduler: a screen plugin starts no goroutines.
-func tinygoTarget(llvm int) string {
+func tinygoTarget(llvm, stack int) string {
+	extra := ""
+	if stack > 0 {
+		extra = fmt.Sprintf(`, "-zstack-size=%d"`, stack)
+	}
 	return fmt.Sprintf(`{
 	"llvm-target": "wasm32-unknown-wasi",
 	"cpu": "generic",
@@ -85,10 +96,10 @@ func tinygoTarget(llvm int) string {
 	"cflags": ["-mbulk-memory", "-mnontrapping-fptoint", "-mno-multivalue", "-mno-reference-types", "-msign-ext",
 		"-nostdlibinc", "-isystem", "/usr/include/wasm32-wasi"],
 	"ldflags": ["--stack-first", "--no-demangle", "-L/usr/lib/wasm32-wasi", "-lc",
-		"/usr/lib/llvm-%[1]d/lib/clang/%[1]d/lib/wasi/libclang_rt.builtins-wasm32.a"],
+		"/usr/lib/llvm-%[1]d/lib/clang/%[1]d/lib/wasi/libclang_rt.builtins-wasm32.a"%[2]s],
 	"extra-files": ["src/runtime/asm_tinygowasm.S"]
 }
-`, llvm)
+`, llvm, extra)
 }
 
 // debianPackages are what a TinyGo build needs from Debian.
@@ -143,7 +154,7 @@ func tinygoBuild(s buildSpec, dir, pkg, out string) (string, error) {
 		return what, err
 	}
 	target := filepath.Join(tmp, "target.json")
-	if err := os.WriteFile(target, []byte(tinygoTarget(s.LLVM)), 0o644); err != nil {
+	if err := os.WriteFile(target, []byte(tinygoTarget(s.LLVM, s.Stack)), 0o644); err != nil {
 		return what, err
 	}
 	cmd := exec.Command(tg, "build", "-target="+target, "-buildmode=c-shared", "-scheduler=none",
