@@ -278,22 +278,6 @@ func TestFloodCannotExhaustSharedScreen(t *testing.T) {
 	}
 }
 
-// worstCells is lines lines of cols cells, each cell its own truecolour
-// foreground and background and a letter with three combining marks: what
-// fills a screen's style and grapheme tables and its scrollback fastest.
-func worstCells(cols, lines, seed int) []byte {
-	var b []byte
-	for l := range lines {
-		for c := range cols {
-			v := seed*7919 + l*cols + c
-			b = fmt.Appendf(b, "\x1b[38;2;%d;%d;%d;48;2;%d;%d;%dm%c%c%c%c", v&255, v>>8&255, v>>16&255, v*3&255, v>>5&255, seed&255,
-				'a'+c%26, 0x300+v%112, 0x300+v/112%112, 0x300+v/12544%112)
-		}
-		b = append(b, "\x1b[0m\r\n"...)
-	}
-	return b
-}
-
 // TestWorstScreenKeepsWorking: a session at the largest screen is fed the
 // worst output for its memory, round after round, its history paged, its
 // cells drawn and its screen resized in between, under the default cap;
@@ -314,7 +298,7 @@ func TestWorstScreenKeepsWorking(t *testing.T) {
 	}
 	ctx := context.Background()
 	for round := range 12 {
-		v.feed(t, worstCells(256, 180, round))
+		v.feed(t, core.WorstLines(256, 180, round))
 		for _, req := range []string{`{"op":"scrollback","format":"ansi","offset":0,"limit":5000}`, `{"op":"cells"}`} {
 			if _, err := v.s.Screen(ctx, []byte(req)); err != nil {
 				t.Fatalf("round %d: %s: %v", round, req, err)
@@ -331,7 +315,7 @@ func TestWorstScreenKeepsWorking(t *testing.T) {
 			t.Fatalf("round %d: the worst screen's plugin failed: %+v", round, v.s.Events(0))
 		}
 	}
-	v.feed(t, worstCells(256, 130, 99))
+	v.feed(t, core.WorstLines(256, 130, 99))
 	rep, err := v.s.Screen(ctx, []byte(`{"op":"screen","format":"plain"}`))
 	var scr struct{ Lines []string }
 	if err != nil || json.Unmarshal(rep, &scr) != nil {

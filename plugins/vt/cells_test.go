@@ -117,7 +117,7 @@ func cellsWorstSessions(t *testing.T, m *wasmhost.Module, sizes [][2]int, first,
 			t.Fatal(err)
 		}
 		lines := max(core.MaxCells/size[0], core.SBMaxBytes/24/size[0]) + size[1] + 20
-		p := worstLines(size[0], lines, int(sid))
+		p := core.WorstLines(size[0], lines, int(sid))
 		for off := 0; off < len(p); off += 32 << 10 {
 			if _, _, err := in.Data(sid, abi.Inbound, p[off:min(off+32<<10, len(p))]); err != nil {
 				t.Fatalf("session %d: %v", sid, err)

@@ -14,22 +14,6 @@ import (
 	"github.com/termhost/termhost/sdk/abi"
 )
 
-// worstLines is lines lines of cols cells, each cell with its own 24-bit
-// foreground and background and three combining marks: every cell a new
-// style and a new grapheme, the most a screen's tables can be made to hold.
-func worstLines(cols, lines, seed int) []byte {
-	var b []byte
-	for l := range lines {
-		for c := range cols {
-			v := seed*7919 + l*cols + c
-			b = fmt.Appendf(b, "\x1b[38;2;%d;%d;%d;48;2;%d;%d;%dm%c%c%c%c", v&255, v>>8&255, v>>16&255, v*3&255, v>>5&255, seed&255,
-				'a'+c%26, 0x300+v%112, 0x300+v/112%112, 0x300+v/12544%112)
-		}
-		b = append(b, "\x1b[0m\r\n"...)
-	}
-	return b
-}
-
 // TestSharedInstanceHoldsWorstSessions: as many sessions as the manifest
 // lets share an instance, each at the largest screen (core.MaxCells cells)
 // and fed the worst output for its memory, then asked for an ansi
@@ -87,7 +71,7 @@ func holdWorstSessions(t *testing.T, m *wasmhost.Module, sizes [][2]int, first, 
 		// line of these takes 24 bytes a cell there).
 		lines := max(core.MaxCells/size[0], core.SBMaxBytes/24/size[0]) + size[1] + 20
 		for round := range 2 {
-			p := worstLines(size[0], lines/2, int(sid)*10+round)
+			p := core.WorstLines(size[0], lines/2, int(sid)*10+round)
 			for off := 0; off < len(p); off += 32 << 10 {
 				if _, _, err := in.Data(sid, abi.Inbound, p[off:min(off+32<<10, len(p))]); err != nil {
 					t.Fatalf("session %d (%dx%d): %v", sid, size[0], size[1], err)

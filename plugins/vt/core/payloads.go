@@ -164,3 +164,21 @@ func GhosttyPayloads(size int) map[string][]byte {
 	p["redraw"] = b[:size]
 	return p
 }
+
+// WorstLines is lines lines of cols cells, each cell its own truecolour
+// foreground and background and a letter with three combining marks, then
+// a reset and CR LF: the output that fills a screen's style and grapheme
+// tables and its scrollback fastest (the worst case of a screen's memory,
+// for the tests that bound it). seed varies the colours and marks.
+func WorstLines(cols, lines, seed int) []byte {
+	var b []byte
+	for l := range lines {
+		for c := range cols {
+			v := seed*7919 + l*cols + c
+			b = fmt.Appendf(b, "\x1b[38;2;%d;%d;%d;48;2;%d;%d;%dm%c%c%c%c", v&255, v>>8&255, v>>16&255, v*3&255, v>>5&255, seed&255,
+				'a'+c%26, 0x300+v%112, 0x300+v/112%112, 0x300+v/12544%112)
+		}
+		b = append(b, "\x1b[0m\r\n"...)
+	}
+	return b
+}

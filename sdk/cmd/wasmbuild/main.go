@@ -17,7 +17,7 @@
 //
 // A plugin directory with a wasmbuild.json saying {"compiler": "tinygo",
 // "tinygo": "v0.39.0", "go": "go1.25.10", "llvm": 19} is built with that
-// TinyGo instead (tinygo.go): termhost's plugins but ssh are.
+// TinyGo instead (tinygo.go): the vt, telnet and shell plugins are.
 // wasmbuild builds the TinyGo once into the user cache directory, from the
 // module proxy, against Debian's LLVM, compiler-rt for wasm32 and
 // wasi-libc, and pins its target and flags; -toolchain and -overlay do not
@@ -182,7 +182,7 @@ func build(o options) (result, error) {
 			return res, err
 		}
 		if !bytes.Equal(have, wasm) {
-			return res, &mismatchError{out: out, dir: o.dir, goVersion: goVersion, have: have, fresh: wasm}
+			return res, &mismatchError{out: out, dir: o.dir, goVersion: res.goVersion, have: have, fresh: wasm}
 		}
 		return res, nil
 	}

@@ -33,8 +33,8 @@ type buildSpec struct {
 	Go     string `json:"go,omitempty"`
 	LLVM   int    `json:"llvm,omitempty"`
 	// Stack is the wasm stack's size in bytes (TinyGo: 0, wasm-ld's
-	// default of 64 KiB), for a plugin that recurses deeply (the dialect
-	// plugin's regexp compiles).
+	// default of 64 KiB), for a plugin that recurses deeply (regexp
+	// compiles: the dialect plugin needed 1 MiB, RATIONALE).
 	Stack int `json:"stack,omitempty"`
 }
 
