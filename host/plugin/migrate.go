@@ -56,11 +56,12 @@ func (b *Binding) migrate(cur *version, s wasmhost.Sink) {
 // call's boundary.
 func (b *Binding) compact(s wasmhost.Sink) {
 	in, v := b.inst, b.v
-	if in == nil || in == b.noCompact || !v.hasState || in.wi.Stuck() {
+	if in == nil || in == b.noCompact || !v.hasState {
 		return
 	}
 	half := uint64(b.r.cfg.MemoryLimitMiB) << 19
-	if uint64(in.wi.MemSize()) <= half {
+	from := uint64(in.wi.MemSize())
+	if from <= half || in.wi.Stuck() {
 		return
 	}
 	v.mu.Lock()
@@ -70,7 +71,6 @@ func (b *Binding) compact(s wasmhost.Sink) {
 		return
 	}
 	log := b.r.log.With("plugin", b.p.name, "version", v.man.Version)
-	from := in.wi.MemSize()
 	if err := b.move(v, s); err != nil {
 		if !errors.Is(err, errMoveBusy) {
 			b.noCompact = in
@@ -78,11 +78,12 @@ func (b *Binding) compact(s wasmhost.Sink) {
 		log.Debug("plugin session kept on its instance past half its memory cap", "MiB", from>>20, "error", err)
 		return
 	}
-	if uint64(b.inst.wi.MemSize()) > half {
+	to := uint64(b.inst.wi.MemSize())
+	if to > half {
 		b.noCompact = b.inst
 	}
 	log.Debug("plugin session moved to a fresh instance: its instance's memory had passed half the cap",
-		"from_MiB", from>>20, "to_MiB", b.inst.wi.MemSize()>>20)
+		"from_MiB", from>>20, "to_MiB", to>>20)
 }
 
 var (

@@ -47,6 +47,12 @@ var (
 	unchecked   int // input since the heap was last checked, in bytes
 )
 
+// endChunk ends a chunk's call, which took n bytes of input.
+func endChunk(n int) { yield(n) }
+
+// endControl ends a control request's call: it checks at once.
+func endControl() { yield(checkEvery) }
+
 // yield ends a call that took n bytes of input.
 func yield(n int) {
 	unchecked += max(n, callWeight)

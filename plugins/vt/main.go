@@ -80,7 +80,6 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 	if dir == sdk.Outbound {
 		return sdk.Consumed // nothing travels through a screen toward the peer
 	}
-	defer yield(len(p))
 	s.t.Write(p)
 	if r := s.t.Replies(); len(r) > 0 {
 		out.ToPeer(r)
@@ -89,6 +88,7 @@ func (s *session) Data(out *sdk.Out, dir sdk.Dir, p []byte) sdk.Action {
 		s.title = title
 		out.Emit(abi.Title{Title: title})
 	}
+	endChunk(len(p))
 	if s.t.AtRest() {
 		return sdk.Settled // text that follows may come late, with what follows it
 	}
@@ -117,7 +117,7 @@ func (s *session) Control(out *sdk.Out, req []byte) ([]byte, error) {
 	if err := json.Unmarshal(req, &r); err != nil {
 		return nil, fmt.Errorf("vt: bad request: %v", err)
 	}
-	defer yield(checkEvery)
+	defer endControl()
 	ansi := r.Format == "ansi"
 	if r.Format != "" && r.Format != "plain" && !ansi {
 		return nil, fmt.Errorf("vt: unknown format %q", r.Format)

@@ -11,6 +11,7 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +50,7 @@ func readBuildSpec(dir string) (buildSpec, error) {
 		return buildSpec{}, err
 	}
 	var s buildSpec
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return s, fmt.Errorf("%s/wasmbuild.json: %w", dir, err)
