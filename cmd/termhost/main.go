@@ -466,6 +466,7 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 		if err := o.debug.serve(ctx, log); err != nil {
 			return err
 		}
+		startGovernor(ctx, log)
 		var ln net.Listener
 		var token, tokenFile string
 		var reused bool

@@ -1,0 +1,127 @@
+package procs
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitProcs waits until GOMAXPROCS is n, at most d.
+func waitProcs(t *testing.T, n int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for runtime.GOMAXPROCS(0) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOMAXPROCS is %d after %v, want %d", runtime.GOMAXPROCS(0), d, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// spin keeps n goroutines busy until stop is closed.
+func spin(n int, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	var sink atomic.Uint64
+	for range n {
+		wg.Go(func() {
+			x := uint64(1)
+			for {
+				select {
+				case <-stop:
+					sink.Add(x)
+					return
+				default:
+				}
+				for range 1000 {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+			}
+		})
+	}
+	return &wg
+}
+
+// TestGovernorFollowsTheLoad: an idle process runs on one processor; a
+// load of more than a core gets every processor within a few ticks, and
+// once it stops the process goes back to one after Hold.
+func TestGovernorFollowsTheLoad(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
+	var changes []int
+	var mu sync.Mutex
+	g := &Governor{Max: 2, Tick: 20 * time.Millisecond, Hold: 200 * time.Millisecond,
+		Changed: func(n int, _ float64) { mu.Lock(); changes = append(changes, n); mu.Unlock() }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { g.Run(ctx); close(done) }()
+
+	waitProcs(t, 1, 2*time.Second)
+	stop := make(chan struct{})
+	wg := spin(2, stop)
+	waitProcs(t, 2, 10*time.Second)
+	close(stop)
+	wg.Wait()
+	waitProcs(t, 1, 10*time.Second)
+
+	cancel()
+	<-done
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("after Run ended GOMAXPROCS is %d, want Max (2) back", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(changes) < 3 || changes[0] != 1 || changes[1] != 2 || changes[2] != 1 {
+		t.Errorf("changes %v, want 1, 2, 1 first", changes)
+	}
+}
+
+// TestGovernorStaysUpUnderLoad: a load that keeps a core busy keeps every
+// processor, however long it lasts.
+func TestGovernorStaysUpUnderLoad(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
+	up := make(chan struct{})
+	var once sync.Once
+	g := &Governor{Max: 2, Tick: 20 * time.Millisecond, Hold: 100 * time.Millisecond,
+		Changed: func(n int, _ float64) {
+			if n == 2 {
+				once.Do(func() { close(up) })
+			}
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	wg := spin(2, stop)
+	defer func() { close(stop); wg.Wait() }()
+	go g.Run(ctx)
+	select {
+	case <-up:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change to 2 processors within 10 s under a load of two busy goroutines")
+	}
+	for range 50 { // ten holds
+		time.Sleep(20 * time.Millisecond)
+		if n := runtime.GOMAXPROCS(0); n != 2 {
+			t.Fatalf("GOMAXPROCS fell to %d under a load of two busy goroutines", n)
+		}
+	}
+}
+
+// TestGovernorOneProcessor: with Max 1 there is nothing to govern; Run
+// returns at once and leaves GOMAXPROCS alone.
+func TestGovernorOneProcessor(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	done := make(chan struct{})
+	go func() { (&Governor{Max: 1}).Run(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run with Max 1 did not return")
+	}
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Errorf("GOMAXPROCS %d, want %d untouched", got, before)
+	}
+}
