@@ -46,15 +46,6 @@ type NowWriter interface {
 	WriteNow(p []byte) (int, error)
 }
 
-// EachReader is a link that can be read in a loop it runs itself:
-// ReadEach reads into next's buffer and gives got what it read until got
-// returns false (nil) or a read fails (the error Read would return). It
-// saves the read that would only find the link empty after a short one
-// (internal/rawio).
-type EachReader interface {
-	ReadEach(next func() []byte, got func(p []byte) bool) error
-}
-
 // Resizer is a link with a window size the peer sees (a PTY: TIOCSWINSZ,
 // and the child gets SIGWINCH).
 type Resizer interface {
@@ -143,32 +134,6 @@ func (t TCP) Read(p []byte) (int, error) {
 	}
 	n, err := t.rc.Read(p)
 	return n, t.opError("read", err)
-}
-
-// ReadEach reads the socket in a loop (see EachReader); where raw system
-// calls are not used it loops over Read.
-func (t TCP) ReadEach(next func() []byte, got func(p []byte) bool) error {
-	if t.rc == nil {
-		return readEach(t.TCPConn, next, got)
-	}
-	return t.opError("read", t.rc.ReadEach(next, got))
-}
-
-// readEach is ReadEach through r's Read.
-func readEach(r io.Reader, next func() []byte, got func(p []byte) bool) error {
-	for {
-		p := next()
-		if len(p) == 0 {
-			return nil
-		}
-		n, err := r.Read(p)
-		if n > 0 && !got(p[:n]) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 func (t TCP) Write(p []byte) (int, error) {

@@ -37,38 +37,27 @@ func (s *Session) pump() {
 			bigReads.Put(big)
 		}
 	}()
-	next := func() []byte {
+	for {
+		buf := small
 		if big != nil {
-			return big[:]
+			buf = big[:]
 		}
-		return small
-	}
-	got := func(p []byte) bool {
-		s.chainSem <- struct{}{}
-		s.inWalks.Add(1)
-		reply := s.inbound(p)
-		s.unlockChain()
-		if reply != nil {
-			s.wr.writeFromPump(reply)
+		n, err := s.link.Read(buf)
+		if n > 0 {
+			s.chainSem <- struct{}{}
+			s.inWalks.Add(1)
+			reply := s.inbound(buf[:n])
+			s.unlockChain()
+			if reply != nil {
+				s.wr.writeFromPump(reply)
+			}
 		}
-		switch n := len(p); {
+		switch {
 		case big == nil && n == len(small):
 			big = bigReads.Get().(*[readChunk]byte) // more is likely waiting
 		case big != nil && n < readSmall:
 			bigReads.Put(big) // drained: the next read may wait long
 			big = nil
-		}
-		return true
-	}
-	if er, ok := s.link.(link.EachReader); ok {
-		s.end(er.ReadEach(next, got))
-		return
-	}
-	for {
-		buf := next()
-		n, err := s.link.Read(buf)
-		if n > 0 {
-			got(buf[:n])
 		}
 		if err != nil {
 			s.end(err)

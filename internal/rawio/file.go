@@ -46,12 +46,6 @@ func (r *File) WriteNow(p []byte) (int, error) {
 	return n, r.pathError(err)
 }
 
-// ReadEach reads the file until got stops it or a read fails (see
-// Conn.ReadEach).
-func (r *File) ReadEach(next func() []byte, got func(p []byte) bool) error {
-	return r.pathError(r.c.ReadEach(next, got))
-}
-
 // ReadNow reads what the file holds now, without waiting (see Conn.ReadNow).
 func (r *File) ReadNow(p []byte) int { return r.c.ReadNow(p) }
 

@@ -129,60 +129,6 @@ func (c *Conn) read(p []byte, wait bool) (int, syscall.Errno, error) {
 	return n, errno, err
 }
 
-// ReadEach reads the descriptor until got asks it to stop (returns false)
-// or a read fails: each read fills the buffer next gives and got is given
-// what it read. Its error is as Read's (io.EOF at the end); nil when got
-// stopped it.
-//
-// A read shorter than its buffer left the descriptor empty (a socket's
-// receive queue, a pipe, a terminal's input are read until they run dry),
-// so after one ReadEach waits in the poller at once instead of reading
-// again first: that read would only fail with EAGAIN, one wasted system
-// call per wake-up, about one per round trip of an interactive session
-// (issue 19). Data that comes after the read raises a new edge the poller
-// keeps for the wait; the poller's readiness is reset only when a read
-// begins (RawConn.Read), which is why the loop stays inside one.
-func (c *Conn) ReadEach(next func() []byte, got func(p []byte) bool) error {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	var errno syscall.Errno
-	eof := false
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			p := next()
-			if len(p) == 0 {
-				return true
-			}
-			n, e := rw(syscall.SYS_READ, fd, p)
-			switch {
-			case e == syscall.EAGAIN:
-				return false
-			case e != 0:
-				errno = e
-				return true
-			case n == 0:
-				eof = true
-				return true
-			}
-			if !got(p[:n]) {
-				return true
-			}
-			if n < len(p) {
-				return false // drained: wait for more
-			}
-		}
-	})
-	switch {
-	case err != nil:
-		return err
-	case errno != 0:
-		return os.NewSyscallError("read", errno)
-	case eof:
-		return io.EOF
-	}
-	return nil
-}
-
 // Write writes all of p, waiting in the poller while the descriptor is
 // full; it stops at the first error (the poller's, or the write's own as
 // *os.SyscallError).

@@ -16,9 +16,6 @@ func NewConn(syscall.RawConn) *Conn { return &Conn{} }
 // Read is not used where Supported is false.
 func (*Conn) Read([]byte) (int, error) { return 0, syscall.ENOSYS }
 
-// ReadEach is not used where Supported is false.
-func (*Conn) ReadEach(func() []byte, func([]byte) bool) error { return syscall.ENOSYS }
-
 // ReadNow is not used where Supported is false.
 func (*Conn) ReadNow([]byte) int { return 0 }
 
