@@ -568,7 +568,8 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	d.p.Name, d.h, d.key = registered, h, idKey(id)
 	d.req.Params = &d.p
 	ctx, cancel := context.WithCancel(context.Background())
-	d.ctx, d.cancel = context.WithValue(ctx, notifierKey{}, c.notify), cancel
+	d.cctx = callCtx{Context: ctx, notify: c.notify}
+	d.ctx, d.cancel = &d.cctx, cancel
 	c.mu.Lock()
 	c.calls[d.key] = cancel
 	c.mu.Unlock()
@@ -583,10 +584,26 @@ type directCall struct {
 	id     jsonrpc.ID
 	key    reqKey
 	h      sdk.ToolHandler
-	ctx    context.Context
+	ctx    context.Context // &cctx
+	cctx   callCtx
 	cancel context.CancelFunc
 	p      sdk.CallToolParamsRaw
 	req    sdk.CallToolRequest
+}
+
+// callCtx is a call's context: its cancellation and, as its value for
+// notifierKey, where progress goes; the same as context.WithValue, kept
+// in the call's one allocation.
+type callCtx struct {
+	context.Context
+	notify notifier
+}
+
+func (c *callCtx) Value(key any) any {
+	if _, ok := key.(notifierKey); ok {
+		return c.notify
+	}
+	return c.Context.Value(key)
 }
 
 // serve runs the call and writes its answer.

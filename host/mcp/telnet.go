@@ -292,7 +292,8 @@ func (s *Server) telnetSend(ctx context.Context, req *sdk.CallToolRequest, in se
 	if err != nil {
 		return nil, err
 	}
-	p := []byte(in.Command)
+	p := make([]byte, 0, len(in.Command)+2) // one allocation with its CR LF
+	p = append(p, in.Command...)
 	if !in.NoNewline {
 		p = append(p, '\r', '\n')
 	}

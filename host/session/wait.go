@@ -393,7 +393,7 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
-			timer.Stop()
+			putTimer(timer)
 		}
 	}()
 	var m *matcher
@@ -485,11 +485,11 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		var wakeT *time.Timer
 		var wakeC <-chan time.Time
 		if !wake.IsZero() {
-			wakeT = time.NewTimer(time.Until(wake))
+			wakeT = getTimer(time.Until(wake))
 			wakeC = wakeT.C
 		}
 		if timer == nil {
-			timer = time.NewTimer(time.Until(deadline))
+			timer = getTimer(time.Until(deadline))
 		}
 		select {
 		case <-ch:
@@ -498,9 +498,29 @@ func (s *Session) Wait(ctx context.Context, cur Cursor, spec WaitSpec, utf8 bool
 		case <-ctx.Done():
 		}
 		if wakeT != nil {
-			wakeT.Stop()
+			putTimer(wakeT)
 		}
 	}
+}
+
+// timers are stopped timers for waits to reuse: a wait that blocks needs
+// one (two with a quiet period), about one per round trip of an agent's
+// loop, and a new one is three allocations. Since Go 1.23 a stopped or
+// reset timer's channel holds no stale tick, so a timer from the pool
+// fires only for its new duration.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 // promptAfterLocked says whether a prompt event came after sequence number
