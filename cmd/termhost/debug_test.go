@@ -42,3 +42,25 @@ func TestDebugAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestServeGovernsProcessors: serve starts on one processor (its
+// governor logs each change at debug level), and leaves the number alone
+// when GOMAXPROCS is set in its environment (issue 19, internal/procs).
+func TestServeGovernsProcessors(t *testing.T) {
+	const line = "processors for goroutines: 1"
+	_, logs := startServeLogs(t)
+	if !testutil.Poll(10*time.Second, func() bool { return strings.Contains(logs.String(), line) }) {
+		t.Fatalf("no %q in the log:\n%s", line, logs)
+	}
+	t.Run("GOMAXPROCS set", func(t *testing.T) {
+		t.Setenv("GOMAXPROCS", "2")
+		cs, logs := startServeLogs(t)
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond) // past the governor's first tick
+		if strings.Contains(logs.String(), "processors for goroutines") {
+			t.Fatalf("GOMAXPROCS=2 in the environment, but the governor ran:\n%s", logs)
+		}
+	})
+}
