@@ -21,6 +21,20 @@ func waitProcs(t *testing.T, n int, d time.Duration) {
 	}
 }
 
+// run runs g until the test ends, and waits for it to have given the
+// processors back before the next test starts its own.
+func run(t *testing.T, g *Governor) {
+	before := runtime.GOMAXPROCS(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { g.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		runtime.GOMAXPROCS(before)
+	})
+}
+
 // spin keeps n goroutines busy until stop is closed.
 func spin(n int, stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
@@ -81,8 +95,6 @@ func TestGovernorFollowsTheLoad(t *testing.T) {
 // TestGovernorStaysUpUnderLoad: a load that keeps a core busy keeps every
 // processor, however long it lasts.
 func TestGovernorStaysUpUnderLoad(t *testing.T) {
-	before := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(before)
 	up := make(chan struct{})
 	var once sync.Once
 	g := &Governor{Max: 2, Tick: 20 * time.Millisecond, Hold: 100 * time.Millisecond,
@@ -91,12 +103,10 @@ func TestGovernorStaysUpUnderLoad(t *testing.T) {
 				once.Do(func() { close(up) })
 			}
 		}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	stop := make(chan struct{})
 	wg := spin(2, stop)
 	defer func() { close(stop); wg.Wait() }()
-	go g.Run(ctx)
+	run(t, g)
 	select {
 	case <-up:
 	case <-time.After(10 * time.Second):
@@ -123,5 +133,32 @@ func TestGovernorOneProcessor(t *testing.T) {
 	}
 	if got := runtime.GOMAXPROCS(0); got != before {
 		t.Errorf("GOMAXPROCS %d, want %d untouched", got, before)
+	}
+}
+
+// TestGovernorHoldDoubles: a load that needs every processor again soon
+// after the governor went back to one makes it wait twice as long before
+// going back the next time.
+func TestGovernorHoldDoubles(t *testing.T) {
+	const hold = 150 * time.Millisecond
+	run(t, &Governor{Max: 2, Tick: 10 * time.Millisecond, Hold: hold})
+	burst := func() time.Duration { // a load until every processor is back, then how long until one
+		stop := make(chan struct{})
+		wg := spin(2, stop)
+		waitProcs(t, 2, 10*time.Second)
+		close(stop)
+		wg.Wait()
+		start := time.Now()
+		waitProcs(t, 1, 20*time.Second)
+		return time.Since(start)
+	}
+	waitProcs(t, 1, 2*time.Second)
+	first := burst()
+	second := burst() // within four holds of going down
+	if first < hold {
+		t.Errorf("went back to one processor %v after the load, before the hold of %v", first, hold)
+	}
+	if second < 2*hold {
+		t.Errorf("after a quick return of the load, went back to one in %v, want at least twice the hold (%v)", second, 2*hold)
 	}
 }
