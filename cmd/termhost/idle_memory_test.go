@@ -5,6 +5,7 @@ package main
 // from the shared vt instance reads the same when it is rebuilt.
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,7 +32,12 @@ const idleSettle = 10 * time.Second
 // two sessions of the kind (its plugins compiled, their pools of two
 // instances made), settled the same way.
 // TERMHOST_IDLE_SESSIONS sets the number (default 50);
-// TERMHOST_IDLE_PROFILE=DIR saves the heap and goroutine profiles there.
+// TERMHOST_IDLE_PROFILE=DIR saves the heap and goroutine profiles there;
+// TERMHOST_IDLE_SMAPS=1 logs the server's resident memory by mapping and
+// how much of each embedded plugin's bytes is resident (root:
+// /proc/pid/pagemap), and TERMHOST_IDLE_RANGES="label start end;…" (file
+// offsets in hex, e.g. of .rodata and .gopclntab from readelf -S) how much
+// of each range of the binary is.
 func BenchmarkIdleSessionSettled(b *testing.B) {
 	n := 50
 	if v, err := strconv.Atoi(os.Getenv("TERMHOST_IDLE_SESSIONS")); err == nil && v > 0 {
@@ -88,17 +94,31 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 	for b.Loop() {
 		h := startHost(b, "--log-level", "info", "--debug-addr", "127.0.0.1:0", "--max-sessions", strconv.Itoa(n+10))
 		addr := pprofAddr(b, h)
+		var anon20 int64 // RssAnon at the last 20 s reading
 		settle := func() (at10, at20 int64) {
 			time.Sleep(idleSettle)
 			at10 = h.rssKiB()
 			time.Sleep(idleSettle)
-			return at10, h.rssKiB()
+			at20 = h.rssKiB()
+			v, err := procStatusBytes(h.pid, "RssAnon")
+			if err != nil {
+				b.Fatal(err)
+			}
+			anon20 = v >> 10
+			return at10, at20
 		}
+		// The profiler's answers below read the binary's symbol tables:
+		// pages that stay resident once touched. Touch them now, so that
+		// both readings hold them, not only the second.
+		goroutines(b, addr)
+		memDetail(h, addr)
 		// Two sessions first: each plugin's pool (2 instances) exists in
 		// both readings; what is left is what a session adds.
 		first := open(h)
 		second := open(h)
 		before10, before := settle()
+		anonBefore := anon20
+		detail0 := memDetail(h, addr)
 		g0 := goroutines(b, addr)
 		dir := os.Getenv("TERMHOST_IDLE_PROFILE")
 		name := b.Name()[len("BenchmarkIdleSessionSettled/"):]
@@ -112,11 +132,17 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 		g1 := goroutines(b, addr)
 		b.ReportMetric(float64(after10-before10)/float64(n), "KiB/session@10s")
 		b.ReportMetric(float64(after-before)/float64(n), "KiB/session@20s")
+		// Anonymous memory only: the binary's clean pages (symbol tables,
+		// read-only data) that the process touched again since the plugin
+		// registry last paged them out (host/plugin: releaseExePages) are
+		// a few MiB whatever the number of sessions.
+		b.ReportMetric(float64(anon20-anonBefore)/float64(n), "KiB-anon/session@20s")
 		b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/session")
 		b.ReportMetric(float64(after)/1024, "MiB-total")
 		b.Logf("RSS after two sessions %d KiB (10 s) %d KiB (20 s); after %d more %d KiB (10 s) %d KiB (20 s); goroutines %d → %d; heap: %s",
 			before10, before, n, after10, after, g0, g1, soakHeap(addr))
 		b.Logf("plugin sessions: %s", pluginSessions(h))
+		b.Logf("at 20 s, KiB: after two sessions %s; after %d more %s", detail0, n, memDetail(h, addr))
 		// The first view of a screen that left: vt compiled again from
 		// the cache (unloaded, no session used it) and the state imported;
 		// then another with vt loaded.
@@ -141,6 +167,59 @@ func (h *hostProc) rssKiB() int64 {
 		h.t.Fatal(err)
 	}
 	return v >> 10
+}
+
+// memDetail is where the server's memory is: its resident anonymous and
+// file-backed pages, and the Go runtime's own accounts (KiB).
+func memDetail(h *hostProc, addr string) string {
+	var out []string
+	for _, f := range []string{"RssAnon", "RssFile"} {
+		if v, err := procStatusBytes(h.pid, f); err == nil {
+			out = append(out, fmt.Sprintf("%s %d", f, v>>10))
+		}
+	}
+	if os.Getenv("TERMHOST_IDLE_SMAPS") != "" {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", h.pid)); err == nil {
+			name := ""
+			byName := map[string]int64{}
+			for _, l := range strings.Split(string(b), "\n") {
+				f := strings.Fields(l)
+				if len(f) >= 5 && strings.Contains(f[0], "-") {
+					name = "[anon]"
+					if len(f) >= 6 {
+						name = f[5] + "@" + f[2] + "+" + f[1]
+					}
+				} else if len(f) >= 2 && f[0] == "Rss:" {
+					n, _ := strconv.ParseInt(f[1], 10, 64)
+					byName[name] += n
+				}
+			}
+			for k, v := range byName {
+				if v >= 512 {
+					out = append(out, fmt.Sprintf("%s %d", k, v))
+				}
+			}
+		}
+	}
+	if os.Getenv("TERMHOST_IDLE_SMAPS") != "" {
+		out = append(out, embeddedResident(h.pid)...)
+	}
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return strings.Join(append(out, err.Error()), ", ")
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, f := range []string{"HeapInuse", "HeapIdle", "HeapReleased", "StackInuse", "MSpanInuse", "GCSys", "OtherSys", "BuckHashSys"} {
+			if v, ok := strings.CutPrefix(line, "# "+f+" = "); ok {
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					out = append(out, fmt.Sprintf("%s %d", f, n>>10))
+				}
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func pprofAddr(t testing.TB, h *hostProc) string {
@@ -252,4 +331,94 @@ func TestIdleScreenSameAfterEviction(t *testing.T) {
 		t.Fatalf("after the program: %.800s", v)
 	}
 	check("the shell after the program")
+}
+
+// embeddedResident says how much of each embedded plugin's bytes in the
+// binary is resident in process pid (from /proc/pid/pagemap; needs root).
+func embeddedResident(pid int) []string {
+	exe, err := os.ReadFile(binary)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	maps, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	pm, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", pid))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer pm.Close()
+	var out []string
+	resident := func(label string, off, n int) {
+		var addr uint64
+		for _, l := range strings.Split(string(maps), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 6 || !strings.HasSuffix(f[5], "/termhost") {
+				continue
+			}
+			var lo, hi, foff uint64
+			fmt.Sscanf(f[0], "%x-%x", &lo, &hi)
+			fmt.Sscanf(f[2], "%x", &foff)
+			if uint64(off) >= foff && uint64(off) < foff+(hi-lo) {
+				addr = lo + uint64(off) - foff
+			}
+		}
+		if addr == 0 {
+			return
+		}
+		present := 0
+		first, last := addr/4096, (addr+uint64(n)-1)/4096
+		buf := make([]byte, 8*(last-first+1))
+		pm.ReadAt(buf, int64(first*8))
+		for i := 0; i+8 <= len(buf); i += 8 {
+			if buf[i+7]&0x80 != 0 {
+				present++
+			}
+		}
+		out = append(out, fmt.Sprintf("%s %d/%d KiB", label, present*4, n>>10))
+	}
+	if v := os.Getenv("TERMHOST_IDLE_RANGES"); v != "" {
+		for _, r := range strings.Split(v, ";") {
+			var label string
+			var a, b int
+			fmt.Sscanf(r, "%s %x %x", &label, &a, &b)
+			resident(label, a, b-a)
+		}
+	}
+	for _, name := range []string{"telnet", "shell", "vt", "ssh", "dialect"} {
+		w, err := os.ReadFile(filepath.Join("..", "..", "plugins", name, name+".wasm"))
+		if err != nil {
+			continue
+		}
+		off := bytes.Index(exe, w)
+		if off < 0 {
+			out = append(out, name+" not found")
+			continue
+		}
+		var addr uint64
+		for _, l := range strings.Split(string(maps), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 6 || !strings.HasSuffix(f[5], "/termhost") {
+				continue
+			}
+			var lo, hi, foff uint64
+			fmt.Sscanf(f[0], "%x-%x", &lo, &hi)
+			fmt.Sscanf(f[2], "%x", &foff)
+			if uint64(off) >= foff && uint64(off) < foff+(hi-lo) {
+				addr = lo + uint64(off) - foff
+			}
+		}
+		if addr == 0 {
+			continue
+		}
+		present := 0
+		first, last := addr/4096, (addr+uint64(len(w))-1)/4096
+		buf := make([]byte, 8*(last-first+1))
+		pm.ReadAt(buf, int64(first*8))
+		for i := 0; i+8 <= len(buf); i += 8 {
+			if buf[i+7]&0x80 != 0 {
+				present++
+			}
+		}
+		out = append(out, fmt.Sprintf("%s.wasm %d/%d KiB", name, present*4, len(w)>>10))
+	}
+	return out
 }
