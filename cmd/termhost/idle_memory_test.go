@@ -393,32 +393,7 @@ func embeddedResident(pid int) []string {
 			out = append(out, name+" not found")
 			continue
 		}
-		var addr uint64
-		for _, l := range strings.Split(string(maps), "\n") {
-			f := strings.Fields(l)
-			if len(f) < 6 || !strings.HasSuffix(f[5], "/termhost") {
-				continue
-			}
-			var lo, hi, foff uint64
-			fmt.Sscanf(f[0], "%x-%x", &lo, &hi)
-			fmt.Sscanf(f[2], "%x", &foff)
-			if uint64(off) >= foff && uint64(off) < foff+(hi-lo) {
-				addr = lo + uint64(off) - foff
-			}
-		}
-		if addr == 0 {
-			continue
-		}
-		present := 0
-		first, last := addr/4096, (addr+uint64(len(w))-1)/4096
-		buf := make([]byte, 8*(last-first+1))
-		pm.ReadAt(buf, int64(first*8))
-		for i := 0; i+8 <= len(buf); i += 8 {
-			if buf[i+7]&0x80 != 0 {
-				present++
-			}
-		}
-		out = append(out, fmt.Sprintf("%s.wasm %d/%d KiB", name, present*4, len(w)>>10))
+		resident(name+".wasm", off, len(w))
 	}
 	return out
 }
