@@ -6,13 +6,13 @@
 // processor is idle wakes a sleeping thread to look for it; a server whose
 // work is a chain of short hand-offs (stdin to a worker, a socket's pump to
 // a waiting read, an answer to the writer) pays for those wake-ups, and on
-// two cores they were about a sixth of termhost's CPU per round trip under
+// two cores they were a twentieth to a sixth of termhost's CPU per round trip under
 // the concurrent load of issue 19 (docs/RATIONALE.md, "One processor until
 // the load needs two"). With one processor the same hand-offs are
 // goroutine switches on one thread. When the work needs more than one core
 // (screens fed by programs that flood, many sessions busy at once), the
 // governor gives the scheduler every processor back within a tick, and
-// takes them away again only after the load has stayed well under one core
+// takes them away again only after the load has stayed under one core
 // for a while.
 package procs
 
@@ -36,9 +36,14 @@ type Governor struct {
 	// which every processor is given back; default 0.8.
 	Up float64
 	// Down: at Max processors, the CPU (in cores) that the load must stay
-	// under, on average over Hold, to go back to one; default 0.45.
+	// under, on average over Hold, to go back to one; default 0.7. The
+	// same load reads about a fifth less on one processor (0.58), well
+	// under Up: a load between the two stays where it is, so a steady
+	// load does not flap, and the band is narrow enough that a burst
+	// (sessions opening, plugins compiling) does not leave a load that
+	// fits in one core on two.
 	Down float64
-	// Hold is how long the load must stay under Down; default 3 s. Each
+	// Hold is how long the load must stay under Down; default 1 s. Each
 	// time the load needs every processor again soon after it went back
 	// to one, Hold doubles (up to a minute), so a load at the edge does
 	// not flap.
@@ -75,10 +80,10 @@ func (g *Governor) Run(ctx context.Context) {
 		g.Up = 0.8
 	}
 	if g.Down <= 0 {
-		g.Down = 0.45
+		g.Down = 0.7
 	}
 	if g.Hold <= 0 {
-		g.Hold = 3 * time.Second
+		g.Hold = time.Second
 	}
 	hold := g.Hold
 	g.set(1, 0)

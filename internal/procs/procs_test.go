@@ -97,7 +97,9 @@ func TestGovernorFollowsTheLoad(t *testing.T) {
 func TestGovernorStaysUpUnderLoad(t *testing.T) {
 	up := make(chan struct{})
 	var once sync.Once
-	g := &Governor{Max: 2, Tick: 20 * time.Millisecond, Hold: 100 * time.Millisecond,
+	// Down low: on a machine shared with other tests two busy goroutines
+	// may get less than the default's 0.7 of a core, but not 0.2.
+	g := &Governor{Max: 2, Tick: 20 * time.Millisecond, Hold: 100 * time.Millisecond, Down: 0.2,
 		Changed: func(n int, _ float64) {
 			if n == 2 {
 				once.Do(func() { close(up) })
@@ -141,7 +143,10 @@ func TestGovernorOneProcessor(t *testing.T) {
 // going back the next time.
 func TestGovernorHoldDoubles(t *testing.T) {
 	const hold = 150 * time.Millisecond
-	run(t, &Governor{Max: 2, Tick: 10 * time.Millisecond, Hold: hold})
+	// Down low, so that every tick of the busy goroutines (at least 0.4
+	// of a core however loaded the machine) starts the hold over: it then
+	// runs from the end of the load.
+	run(t, &Governor{Max: 2, Tick: 10 * time.Millisecond, Hold: hold, Down: 0.2})
 	burst := func() time.Duration { // a load until every processor is back, then how long until one
 		stop := make(chan struct{})
 		wg := spin(2, stop)
