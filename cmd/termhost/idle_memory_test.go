@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/internal/testutil"
+	"github.com/termhost/termhost/plugins"
 )
 
 // idleSettle is how long sessions sit idle before the reading (the issue
@@ -170,7 +173,9 @@ func (h *hostProc) rssKiB() int64 {
 }
 
 // memDetail is where the server's memory is: its resident anonymous and
-// file-backed pages, and the Go runtime's own accounts (KiB).
+// file-backed pages, and the Go runtime's own accounts (KiB); with
+// TERMHOST_IDLE_SMAPS, also by mapping and how much of the embedded
+// plugins and of TERMHOST_IDLE_RANGES is resident.
 func memDetail(h *hostProc, addr string) string {
 	var out []string
 	for _, f := range []string{"RssAnon", "RssFile"} {
@@ -179,47 +184,42 @@ func memDetail(h *hostProc, addr string) string {
 		}
 	}
 	if os.Getenv("TERMHOST_IDLE_SMAPS") != "" {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", h.pid)); err == nil {
-			name := ""
-			byName := map[string]int64{}
-			for _, l := range strings.Split(string(b), "\n") {
-				f := strings.Fields(l)
-				if len(f) >= 5 && strings.Contains(f[0], "-") {
-					name = "[anon]"
-					if len(f) >= 6 {
-						name = f[5] + "@" + f[2] + "+" + f[1]
-					}
-				} else if len(f) >= 2 && f[0] == "Rss:" {
-					n, _ := strconv.ParseInt(f[1], 10, 64)
-					byName[name] += n
-				}
-			}
-			for k, v := range byName {
-				if v >= 512 {
-					out = append(out, fmt.Sprintf("%s %d", k, v))
-				}
-			}
-		}
-	}
-	if os.Getenv("TERMHOST_IDLE_SMAPS") != "" {
+		out = append(out, residentByMapping(h.pid)...)
 		out = append(out, embeddedResident(h.pid)...)
 	}
-	resp, err := http.Get("http://" + addr + "/debug/pprof/heap?debug=1")
+	return strings.Join(append(out, runtimeFigures(addr, 10, "KiB", "HeapInuse", "HeapIdle", "HeapReleased", "GCSys", "OtherSys", "BuckHashSys")), ", ")
+}
+
+// residentByMapping is process pid's resident KiB per mapping (file,
+// offset and permissions; "[anon]" for the anonymous ones together), those
+// of 512 KiB or more, from /proc/pid/smaps.
+func residentByMapping(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
 	if err != nil {
-		return strings.Join(append(out, err.Error()), ", ")
+		return []string{err.Error()}
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		for _, f := range []string{"HeapInuse", "HeapIdle", "HeapReleased", "StackInuse", "MSpanInuse", "GCSys", "OtherSys", "BuckHashSys"} {
-			if v, ok := strings.CutPrefix(line, "# "+f+" = "); ok {
-				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-					out = append(out, fmt.Sprintf("%s %d", f, n>>10))
-				}
+	name := ""
+	byName := map[string]int64{}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-"):
+			name = "[anon]"
+			if len(f) >= 6 {
+				name = f[5] + "@" + f[2] + "+" + f[1]
 			}
+		case len(f) >= 2 && f[0] == "Rss:":
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			byName[name] += n
 		}
 	}
-	return strings.Join(out, ", ")
+	var out []string
+	for k, v := range byName {
+		if v >= 512 {
+			out = append(out, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	return out
 }
 
 func pprofAddr(t testing.TB, h *hostProc) string {
@@ -383,17 +383,20 @@ func embeddedResident(pid int) []string {
 			resident(label, a, b-a)
 		}
 	}
-	for _, name := range []string{"telnet", "shell", "vt", "ssh", "dialect"} {
-		w, err := os.ReadFile(filepath.Join("..", "..", "plugins", name, name+".wasm"))
+	fs.WalkDir(plugins.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		w, err := fs.ReadFile(plugins.FS(), name)
 		if err != nil {
-			continue
+			return err
 		}
-		off := bytes.Index(exe, w)
-		if off < 0 {
+		if off := bytes.Index(exe, w); off >= 0 {
+			resident(path.Base(name), off, len(w))
+		} else {
 			out = append(out, name+" not found")
-			continue
 		}
-		resident(name+".wasm", off, len(w))
-	}
+		return nil
+	})
 	return out
 }

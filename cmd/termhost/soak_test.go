@@ -343,23 +343,32 @@ func soakGoroutines(addr string) (int, error) {
 }
 
 // soakHeap gives the Go runtime's heap figures from the heap profile's
-// footer (runtime.MemStats): what the server holds, what is idle and what
-// has been given back to the system.
+// header, in MB.
 func soakHeap(addr string) string {
+	return runtimeFigures(addr, 20, "MB", "HeapInuse", "HeapIdle", "HeapReleased", "Sys")
+}
+
+// runtimeFigures reads the named runtime.MemStats figures from the heap
+// profile's header ("# Name = value"), each shifted right by shift and
+// given with unit, in the order named.
+func runtimeFigures(addr string, shift uint, unit string, names ...string) string {
 	resp, err := http.Get("http://" + addr + "/debug/pprof/heap?debug=1")
 	if err != nil {
 		return err.Error()
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var out []string
+	got := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		for _, f := range []string{"HeapInuse", "HeapIdle", "HeapReleased", "Sys"} {
-			if v, ok := strings.CutPrefix(line, "# "+f+" = "); ok {
-				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-					out = append(out, fmt.Sprintf("%s %d MB", f, n>>20))
-				}
-			}
+		name, v, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		if n, err := strconv.ParseInt(v, 10, 64); ok && err == nil {
+			got[name] = n
+		}
+	}
+	var out []string
+	for _, name := range names {
+		if n, ok := got[name]; ok {
+			out = append(out, fmt.Sprintf("%s %d %s", name, n>>shift, unit))
 		}
 	}
 	return strings.Join(out, ", ")
