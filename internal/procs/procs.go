@@ -52,7 +52,8 @@ type Governor struct {
 	// the CPU (in cores) that moved the governor.
 	Changed func(procs int, cores float64)
 
-	procs int // as last set
+	procs int                  // as last set
+	cpu   func() time.Duration // the process's CPU so far; cpuTime, or a test's
 }
 
 // cpuTime is the process's user and system time so far.
@@ -85,13 +86,16 @@ func (g *Governor) Run(ctx context.Context) {
 	if g.Hold <= 0 {
 		g.Hold = time.Second
 	}
+	if g.cpu == nil {
+		g.cpu = cpuTime
+	}
 	hold := g.Hold
 	g.set(1, 0)
 	defer g.set(g.Max, 0)
 
 	t := time.NewTimer(g.Tick)
 	defer t.Stop()
-	lastWall, lastCPU := time.Now(), cpuTime()
+	lastWall, lastCPU := time.Now(), g.cpu()
 	var under time.Duration    // how long the load has stayed under Down, at Max
 	var underCPU time.Duration // the CPU spent in that time
 	var wentDown time.Time
@@ -101,7 +105,7 @@ func (g *Governor) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now, cpu := time.Now(), cpuTime()
+		now, cpu := time.Now(), g.cpu()
 		wall, used := now.Sub(lastWall), cpu-lastCPU
 		lastWall, lastCPU = now, cpu
 		cores := 0.0
