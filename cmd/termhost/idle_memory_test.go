@@ -97,8 +97,8 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 	for b.Loop() {
 		h := startHost(b, "--log-level", "info", "--debug-addr", "127.0.0.1:0", "--max-sessions", strconv.Itoa(n+10))
 		addr := pprofAddr(b, h)
-		var anon20 int64 // RssAnon at the last 20 s reading
-		settle := func() (at10, at20 int64) {
+		// settle: RSS after 10 and 20 s idle, and RssAnon at 20 s (KiB).
+		settle := func() (at10, at20, anon20 int64) {
 			time.Sleep(idleSettle)
 			at10 = h.rssKiB()
 			time.Sleep(idleSettle)
@@ -107,8 +107,7 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			anon20 = v >> 10
-			return at10, at20
+			return at10, at20, v >> 10
 		}
 		// The profiler's answers below read the binary's symbol tables:
 		// pages that stay resident once touched. Touch them now, so that
@@ -119,8 +118,7 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 		// both readings; what is left is what a session adds.
 		first := open(h)
 		second := open(h)
-		before10, before := settle()
-		anonBefore := anon20
+		before10, before, anonBefore := settle()
 		detail0 := memDetail(h, addr)
 		g0 := goroutines(b, addr)
 		dir := os.Getenv("TERMHOST_IDLE_PROFILE")
@@ -131,7 +129,7 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 		for range n {
 			open(h)
 		}
-		after10, after := settle()
+		after10, after, anonAfter := settle()
 		g1 := goroutines(b, addr)
 		b.ReportMetric(float64(after10-before10)/float64(n), "KiB/session@10s")
 		b.ReportMetric(float64(after-before)/float64(n), "KiB/session@20s")
@@ -139,7 +137,7 @@ func idleMemory(b *testing.B, n int, open func(h *hostProc) string) {
 		// read-only data) that the process touched again since the plugin
 		// registry last paged them out (host/plugin: releaseExePages) are
 		// a few MiB whatever the number of sessions.
-		b.ReportMetric(float64(anon20-anonBefore)/float64(n), "KiB-anon/session@20s")
+		b.ReportMetric(float64(anonAfter-anonBefore)/float64(n), "KiB-anon/session@20s")
 		b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/session")
 		b.ReportMetric(float64(after)/1024, "MiB-total")
 		b.Logf("RSS after two sessions %d KiB (10 s) %d KiB (20 s); after %d more %d KiB (10 s) %d KiB (20 s); goroutines %d → %d; heap: %s",
@@ -346,19 +344,25 @@ func embeddedResident(pid int) []string {
 		return []string{err.Error()}
 	}
 	defer pm.Close()
+	// The binary's mappings: address range and file offset.
+	type mapping struct{ lo, hi, off uint64 }
+	var exeMaps []mapping
+	for _, l := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 || !strings.HasSuffix(f[5], "/termhost") {
+			continue
+		}
+		var m mapping
+		fmt.Sscanf(f[0], "%x-%x", &m.lo, &m.hi)
+		fmt.Sscanf(f[2], "%x", &m.off)
+		exeMaps = append(exeMaps, m)
+	}
 	var out []string
 	resident := func(label string, off, n int) {
 		var addr uint64
-		for _, l := range strings.Split(string(maps), "\n") {
-			f := strings.Fields(l)
-			if len(f) < 6 || !strings.HasSuffix(f[5], "/termhost") {
-				continue
-			}
-			var lo, hi, foff uint64
-			fmt.Sscanf(f[0], "%x-%x", &lo, &hi)
-			fmt.Sscanf(f[2], "%x", &foff)
-			if uint64(off) >= foff && uint64(off) < foff+(hi-lo) {
-				addr = lo + uint64(off) - foff
+		for _, m := range exeMaps {
+			if uint64(off) >= m.off && uint64(off) < m.off+(m.hi-m.lo) {
+				addr = m.lo + uint64(off) - m.off
 			}
 		}
 		if addr == 0 {
