@@ -195,8 +195,9 @@ type ShellOptions struct {
 	Record     bool // record the session from its start
 }
 
-// open connects with credential id; shell opens a PTY shell channel.
-func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOptions) (*conn, error) {
+// open connects with credential id; shell opens a PTY shell channel;
+// onOpen (optional) is Options.OnOpen.
+func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOptions, onOpen func()) (*conn, error) {
 	cred, err := d.Creds.Get(credID)
 	if err != nil {
 		return nil, &CredentialError{err}
@@ -215,7 +216,7 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 	}
 	o := Options{
 		Host: cred.Host, Port: cred.Port, Owner: owner, Start: start, Timeout: d.ConnectTimeout,
-		HostCall: hc.call, OnEvent: c.event,
+		HostCall: hc.call, OnEvent: c.event, OnOpen: onOpen,
 	}
 	if shell != nil {
 		o.Shell, o.Name, o.Cols, o.Rows, o.Plugins = true, shell.Name, shell.Cols, shell.Rows, shell.Plugins
@@ -254,13 +255,4 @@ func (d *Dialer) open(ctx context.Context, credID, owner string, shell *ShellOpt
 	}
 	c.s = s
 	return c, nil
-}
-
-// Shell opens an interactive SSH shell session (ssh_shell).
-func (d *Dialer) Shell(ctx context.Context, credID string, o ShellOptions) (*session.Session, error) {
-	c, err := d.open(ctx, credID, o.Owner, &o)
-	if err != nil {
-		return nil, err
-	}
-	return c.s, nil
 }

@@ -110,9 +110,6 @@ func NewPool(d *Dialer, l Limits) *Pool {
 	return p
 }
 
-// Dialer is the pool's dialer (ssh_shell uses it directly).
-func (p *Pool) Dialer() *Dialer { return p.d }
-
 // Close stops the reaper and closes every persistent session.
 func (p *Pool) Close() {
 	select {
@@ -195,8 +192,9 @@ func (p *Pool) closeAll(ids []string) {
 }
 
 // ownerConnsLocked counts the SSH sessions of an owner (shells included)
-// plus those being opened; a warm connection waiting for the next call,
-// or one being closed, does not count. Caller holds mu.
+// plus those being opened and not yet in the registry (see dial); a warm
+// connection waiting for the next call, or one being closed, does not
+// count. Caller holds mu.
 func (p *Pool) ownerConnsLocked(owner string) int {
 	n := p.opening[owner]
 	for _, s := range p.d.Sessions.Owned(owner, session.KindSSH) {
@@ -252,9 +250,9 @@ func (p *Pool) releaseLocked(owner string) {
 	}
 }
 
-// reserveConn takes one of the owner's connection slots, or fails with
-// the limit.
-func (p *Pool) reserveConn(owner string) (func(), error) {
+// reserveConn takes one of the owner's connection slots (for dial), or
+// fails with the limit.
+func (p *Pool) reserveConn(owner string) error {
 	p.mu.Lock()
 	evict, err := p.roomLocked(owner)
 	if err == nil {
@@ -262,14 +260,7 @@ func (p *Pool) reserveConn(owner string) (func(), error) {
 	}
 	p.mu.Unlock()
 	p.closeAll(evict)
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		p.mu.Lock()
-		p.releaseLocked(owner)
-		p.mu.Unlock()
-	}, nil
+	return err
 }
 
 // Shell opens an interactive shell (ssh_shell), within the owner's limit.
@@ -277,12 +268,14 @@ func (p *Pool) Shell(ctx context.Context, credID string, o ShellOptions) (*sessi
 	if _, err := p.d.Creds.Get(credID); err != nil {
 		return nil, &CredentialError{err}
 	}
-	release, err := p.reserveConn(o.Owner)
+	if err := p.reserveConn(o.Owner); err != nil {
+		return nil, err
+	}
+	c, err := p.dial(ctx, credID, o.Owner, &o)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	return p.d.Shell(ctx, credID, o)
+	return c.s, nil
 }
 
 // ExecRequest is one ssh_execute call.
@@ -387,10 +380,7 @@ func (p *Pool) ephemeralConn(ctx context.Context, r ExecRequest, fresh bool) (*c
 	if w != nil {
 		return w.c, print, true, nil
 	}
-	c, err := p.dial(ctx, r.CredID, r.Owner)
-	p.mu.Lock()
-	p.releaseLocked(r.Owner)
-	p.mu.Unlock()
+	c, err := p.dial(ctx, r.CredID, r.Owner, nil)
 	return c, print, false, err
 }
 
@@ -412,12 +402,25 @@ func (p *Pool) forget(w *warmConn, owner string) {
 // must not use up.
 const maxWarm = 8
 
-// dial opens an exec-only connection. When the server is at its session
-// limit, the warm connections give way and it tries once more.
-func (p *Pool) dial(ctx context.Context, credID, owner string) (*conn, error) {
-	c, err := p.d.open(ctx, credID, owner, nil)
+// dial opens a connection for owner (a shell with shell, else exec-only)
+// on the slot the caller took (opening), and gives the slot back as soon
+// as the session is in the registry: from then on the session counts
+// against the owner's limit itself, so a connection in its handshake is
+// not counted twice (or when the dial fails). When the server is at its
+// session limit, the warm connections give way and it tries once more.
+func (p *Pool) dial(ctx context.Context, credID, owner string, shell *ShellOptions) (*conn, error) {
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.releaseLocked(owner)
+			p.mu.Unlock()
+		})
+	}
+	defer release()
+	c, err := p.d.open(ctx, credID, owner, shell, release)
 	if err != nil && errors.Is(err, session.ErrLimit) && p.dropWarm(nil) > 0 {
-		c, err = p.d.open(ctx, credID, owner, nil)
+		c, err = p.d.open(ctx, credID, owner, shell, release)
 	}
 	return c, err
 }
@@ -639,10 +642,9 @@ func (p *Pool) open(ctx context.Context, r ExecRequest, old *persistent) (*persi
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.dial(ctx, r.CredID, r.Owner)
+	c, err := p.dial(ctx, r.CredID, r.Owner, nil)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.releaseLocked(r.Owner)
 	if p.credOpening[r.CredID]--; p.credOpening[r.CredID] <= 0 {
 		delete(p.credOpening, r.CredID)
 	}

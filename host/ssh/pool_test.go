@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,12 +54,15 @@ func newFixture(t *testing.T, l Limits) *fixture {
 	}
 	keyPath := filepath.Join(dir, "id")
 	os.WriteFile(keyPath, pem.EncodeToMemory(blk), 0o600)
+	stall := silentListener(t)
 	creds := fmt.Sprintf(`{"version":"1.0","credentials":[
 	 {"id":"pw","host":"127.0.0.1","port":%d,"username":"alice","authType":"password","password":%q},
 	 {"id":"key","host":"127.0.0.1","port":%d,"username":"alice","authType":"key","privateKeyPath":%q},
-	 {"id":"bad","host":"127.0.0.1","port":%d,"username":"alice","authType":"password","password":%q}]}`,
+	 {"id":"bad","host":"127.0.0.1","port":%d,"username":"alice","authType":"password","password":%q},
+	 {"id":"stall","host":"127.0.0.1","port":%d,"username":"alice","authType":"password","password":%q}]}`,
 		srv.Port, base64.StdEncoding.EncodeToString([]byte(password)), srv.Port, keyPath,
-		srv.Port, base64.StdEncoding.EncodeToString([]byte("wrong")))
+		srv.Port, base64.StdEncoding.EncodeToString([]byte("wrong")),
+		stall, base64.StdEncoding.EncodeToString([]byte(password)))
 	credFile := filepath.Join(dir, "credentials.json")
 	os.WriteFile(credFile, []byte(creds), 0o600)
 	store, err := secrets.NewStore(credFile, secrets.Defaults{}, nil)
@@ -87,6 +92,71 @@ func newFixture(t *testing.T, l Limits) *fixture {
 		plugins.Close()
 	})
 	return &fixture{srv: srv, pool: pool, reg: reg, rules: rules, dir: dir}
+}
+
+// silentListener is a loopback port that accepts connections and never
+// says anything: an SSH handshake with it waits until it is given up.
+func silentListener(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestConnectionInHandshakeCountsOnce: a connection still in its SSH
+// handshake counts once against its owner's limit — not as a slot being
+// opened and as a live session both — so with a limit of two, a second
+// call runs beside it (CI saw seven concurrent calls beside three
+// sessions let only one run where two may).
+func TestConnectionInHandshakeCountsOnce(t *testing.T) {
+	f := newFixture(t, Limits{PerOwner: 2, ConnectTimeout: 20 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	stalled := make(chan error, 1)
+	go func() {
+		_, err := f.pool.Execute(ctx, ExecRequest{Owner: "o1", CredID: "stall", Command: "true"})
+		stalled <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(f.reg.Owned("o1", session.KindSSH)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the connection to the silent host is not in the registry")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if r := f.exec(t, ExecRequest{CredID: "key", Command: "echo beside"}); r.Stdout != "beside\n" {
+		t.Errorf("the call beside the handshake: %+v", r)
+	}
+	cancel()
+	select {
+	case err := <-stalled:
+		if err == nil {
+			t.Error("the call to the silent host succeeded")
+		}
+	case <-time.After(25 * time.Second):
+		t.Fatal("the call to the silent host did not end when cancelled")
+	}
 }
 
 func cacheDir() string {

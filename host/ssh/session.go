@@ -35,6 +35,9 @@ type Options struct {
 	OnEvent func(e *session.Event) bool
 	// OnInput vets what is typed into the shell (a session.InputFunc).
 	OnInput func(p []byte) error
+	// OnOpen, if set, is told when the session is in the registry (its
+	// TCP connection made), before the SSH handshake.
+	OnOpen func()
 	// LineCheck checks typed lines as the screen shows them (a stage).
 	LineCheck *session.LineCheck
 	// Shell opens an interactive shell on a PTY channel, whose output is
@@ -127,6 +130,9 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 		return nil, fmt.Errorf("%w: %v", ErrSSH, err)
 	}
 	self.Store(s)
+	if o.OnOpen != nil {
+		o.OnOpen()
+	}
 	fail := func(err error) (*session.Session, error) {
 		r.Remove(s.ID)
 		return nil, err
