@@ -114,7 +114,7 @@ func TestExecAnsweredBeforeItEnds(t *testing.T) {
 
 // TestExecReplyLost: with SetExecReply the command runs and the exec is
 // never answered: the client's exec fails, the command ran (its file is
-// there), and with ConnectionClosed the connection is gone; DropConnections
+// there), and with ConnectionClosed the connection ends; DropConnections
 // closes the connections the server has (their handshake done), and the
 // server still accepts new ones.
 func TestExecReplyLost(t *testing.T) {
@@ -133,8 +133,23 @@ func TestExecReplyLost(t *testing.T) {
 		if _, err := os.Stat(mark); err != nil {
 			t.Fatalf("%d: the command did not run: %v", reply, err)
 		}
-		if _, err := c.NewSession(); (err == nil) != (reply == ChannelClosed) {
-			t.Fatalf("%d: a new channel after the lost answer: %v", reply, err)
+		if reply == ChannelClosed {
+			if sess, err := c.NewSession(); err != nil {
+				t.Fatalf("a new channel after the lost answer: %v", err)
+			} else {
+				sess.Close()
+			}
+		} else {
+			// The connection ends. Not asked with NewSession: x/crypto/ssh
+			// (v0.58) can leave a channel opened just as its connection's
+			// read loop ends waiting forever (CI: this test hung 15 min).
+			ended := make(chan error, 1)
+			go func() { ended <- c.Wait() }()
+			select {
+			case <-ended:
+			case <-time.After(time.Minute):
+				t.Fatal("the connection did not end")
+			}
 		}
 		s.SetExecReply(Answered)
 	}
