@@ -71,13 +71,12 @@ func (t *Stdio) Connect(context.Context) (sdk.Connection, error) {
 	c := &stdioConn{
 		tools:   t.Tools,
 		work:    make(chan *directCall),
-		calls:   make(map[reqKey]context.CancelFunc),
 		log:     log,
 		out:     out,
 		max:     max,
 		msgs:    make(chan msgOrErr),
 		closed:  make(chan struct{}),
-		pending: make(map[reqKey]struct{}),
+		pending: make(map[reqKey]*directCall),
 		settled: make(chan struct{}, 1),
 	}
 	c.wcond.L = &c.writeMu
@@ -112,10 +111,9 @@ type stdioConn struct {
 	closeOnce sync.Once
 
 	mu          sync.Mutex
-	pending     map[reqKey]struct{}           // requests read and not yet answered
-	settled     chan struct{}                 // signalled when pending empties
-	calls       map[reqKey]context.CancelFunc // tool calls served on the direct path
-	initialized bool                          // the client sent notifications/initialized
+	pending     map[reqKey]*directCall // requests read and not yet answered: the call, on the direct path
+	settled     chan struct{}          // signalled when pending empties
+	initialized bool                   // the client sent notifications/initialized
 }
 
 func (c *stdioConn) SessionID() string { return "" }
@@ -497,7 +495,7 @@ func (c *stdioConn) inFlight(key reqKey, method string) bool {
 		return false
 	}
 	if method != "subscriptions/listen" {
-		c.pending[key] = struct{}{}
+		c.pending[key] = nil
 	}
 	return true
 }
@@ -514,10 +512,30 @@ func (c *stdioConn) answered(key reqKey) {
 	empty := len(c.pending) == 0
 	c.mu.Unlock()
 	if empty {
-		select {
-		case c.settled <- struct{}{}:
-		default:
-		}
+		c.settle()
+	}
+}
+
+// answeredCall: the cancelled call d needs no answer. Its id is let go
+// only if it is still d's: notifications/cancelled let it go already, and
+// the client may have sent a new request with the same id since.
+func (c *stdioConn) answeredCall(d *directCall) {
+	c.mu.Lock()
+	if cur, ok := c.pending[d.key]; ok && cur == d {
+		delete(c.pending, d.key)
+	}
+	empty := len(c.pending) == 0
+	c.mu.Unlock()
+	if empty {
+		c.settle()
+	}
+}
+
+// settle tells drain the requests in flight may all be answered.
+func (c *stdioConn) settle() {
+	select {
+	case c.settled <- struct{}{}:
+	default:
 	}
 }
 
@@ -533,10 +551,10 @@ func (c *stdioConn) cancelled(params json.RawMessage) {
 	}
 	if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
 		c.mu.Lock()
-		cancel := c.calls[idKey(id)]
+		d := c.pending[idKey(id)]
 		c.mu.Unlock()
-		if cancel != nil {
-			cancel()
+		if d != nil {
+			d.cancel()
 		}
 		c.answered(idKey(id))
 	}
@@ -546,10 +564,7 @@ func (c *stdioConn) cancelled(params json.RawMessage) {
 // initialized and the tool is known. It answers as go-sdk would (a
 // CallToolResult, or a JSON-RPC error), writing the line itself.
 func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
-	c.mu.Lock()
-	ready := c.initialized && c.tools != nil
-	c.mu.Unlock()
-	if !ready {
+	if c.tools == nil {
 		return false
 	}
 	d := &directCall{c: c, id: id}
@@ -570,9 +585,18 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cctx = callCtx{Context: ctx, notify: c.notify}
 	d.ctx, d.cancel = &d.cctx, cancel
+	// One lock: the session is initialized, and the request (in flight
+	// since it was read) is this call, for notifications/cancelled.
 	c.mu.Lock()
-	c.calls[d.key] = cancel
+	ready := c.initialized
+	if _, inFlight := c.pending[d.key]; ready && inFlight {
+		c.pending[d.key] = d
+	}
 	c.mu.Unlock()
+	if !ready {
+		cancel()
+		return false
+	}
 	c.run(d)
 	return true
 }
@@ -613,11 +637,8 @@ func (d *directCall) serve() {
 	defer c.running.Add(-1)
 	defer d.cancel()
 	res, err := d.h(d.ctx, &d.req)
-	c.mu.Lock()
-	delete(c.calls, d.key)
-	c.mu.Unlock()
 	if d.ctx.Err() != nil {
-		c.answered(d.key) // cancelled: no answer is owed
+		c.answeredCall(d) // cancelled: no answer is owed
 		return
 	}
 	buf := getBuf()
@@ -761,17 +782,28 @@ func (c *stdioConn) run(d *directCall) {
 	}
 }
 
-// worker runs calls until it has been idle a while.
+// worker runs calls until it has been idle a while: from one to two
+// minutes. Its timer is not reset after every call (a timer reset per
+// call is a lock of the timer heap per call): when it fires, the worker
+// goes on if it served a call since the last time.
 func (c *stdioConn) worker(d *directCall) {
 	idle := time.NewTimer(time.Minute)
 	defer idle.Stop()
+	served := false
 	for {
-		d.serve()
-		idle.Reset(time.Minute)
+		if d != nil {
+			d.serve()
+			served = true
+		}
+		d = nil
 		select {
 		case d = <-c.work:
 		case <-idle.C:
-			return
+			if !served {
+				return
+			}
+			served = false
+			idle.Reset(time.Minute)
 		case <-c.closed:
 			return
 		}

@@ -42,7 +42,8 @@ func (s *Session) send(ctx context.Context, p []byte, vet, human bool, shown []b
 	if vet && s.lineCheck != nil && s.lineCheck.Active() {
 		return s.sendChecked(ctx, p) // linecheck.go
 	}
-	deadline := time.Now().Add(s.cfg.WriteTimeout)
+	start := time.Now()
+	deadline := start.Add(s.cfg.WriteTimeout)
 	if err := s.lockChain(ctx, s.cfg.WriteTimeout); err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (s *Session) send(ctx context.Context, p []byte, vet, human bool, shown []b
 	b := w.commit(true)
 	inline, err := s.reserve(b)
 	s.unlockChain()
-	s.touch()
+	s.touchAt(start)
 	if err != nil {
 		return err
 	}

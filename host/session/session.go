@@ -487,9 +487,14 @@ func (s *Session) setState(st State) {
 	s.mu.Unlock()
 }
 
-func (s *Session) touch() {
+// touchAt marks the session active at t, a time the caller read already
+// (send's start: a clock read less per send); an earlier time than the
+// last never moves the session's activity back.
+func (s *Session) touchAt(t time.Time) {
 	s.mu.Lock()
-	s.lastActive = time.Now()
+	if t.After(s.lastActive) {
+		s.lastActive = t
+	}
 	s.mu.Unlock()
 }
 

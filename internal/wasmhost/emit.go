@@ -157,7 +157,7 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 		// the plugin's: the call's deadline starts again when it returns.
 		inst.callStart.Store(0)
 		ans, err = inst.hostCall(sid, req)
-		inst.callStart.Store(time.Now().UnixNano())
+		inst.callStart.Store(monoNow())
 	}
 	inst.keptAns = nil
 	switch {

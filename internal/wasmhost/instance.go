@@ -36,8 +36,8 @@ type Instance struct {
 	left, big    int64 // emission budget left to the running call: data streams, state+reply
 	budget       int64 // the running call's data-stream budget
 	stderr       *tailBuffer
-	callStart    atomic.Int64 // unix nanos of the running call; 0 when idle
-	abortedAt    atomic.Int64 // unix nanos the watchdog aborted the running call; 0 if not
+	callStart    atomic.Int64 // monoNow of the running call's start; 0 when idle
+	abortedAt    atomic.Int64 // monoNow when the watchdog aborted the running call; 0 if not
 	dead         error
 }
 
@@ -63,7 +63,7 @@ func (m *Module) Instantiate(ctx context.Context, cfg []byte) (*Instance, error)
 	if m.opts.Sys {
 		mc = mc.WithSysWalltime().WithSysNanotime().WithSysNanosleep().WithRandSource(rand.Reader)
 	}
-	inst.callStart.Store(time.Now().UnixNano())
+	inst.callStart.Store(monoNow())
 	m.ensureWatchdog()
 	m.track(inst, true)
 	mod, err := m.rt.InstantiateModule(inst.initCx, m.compiled, mc)
@@ -157,8 +157,16 @@ func (i *Instance) Stuck() bool {
 	if at == 0 || i.callStart.Load() == 0 {
 		return false
 	}
-	return !i.m.Guarded || time.Since(time.Unix(0, at)) > 2*i.m.opts.CallTimeout
+	return !i.m.Guarded || monoNow()-at > int64(2*i.m.opts.CallTimeout)
 }
+
+// monoEpoch is what monoNow counts from.
+var monoEpoch = time.Now()
+
+// monoNow is a monotonic clock in nanoseconds, never 0: a call's start is
+// taken twice per chunk, and time.Since reads one clock where time.Now
+// reads two (the wall clock too).
+func monoNow() int64 { return int64(time.Since(monoEpoch)) + 1 }
 
 // call runs f with args and returns stack[0].
 func (i *Instance) call(op string, f api.Function, args ...uint64) (uint64, error) {
@@ -166,7 +174,7 @@ func (i *Instance) call(op string, f api.Function, args ...uint64) (uint64, erro
 		return 0, i.dead
 	}
 	copy(i.stack[:], args)
-	i.callStart.Store(time.Now().UnixNano())
+	i.callStart.Store(monoNow())
 	err := f.CallWithStack(i.ctx, i.stack[:])
 	i.callStart.Store(0)
 	if err != nil {

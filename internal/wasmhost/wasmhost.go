@@ -290,11 +290,12 @@ func (m *Module) ensureWatchdog() {
 			select {
 			case <-stop:
 				return
-			case now := <-t.C:
+			case <-t.C:
+				now := monoNow()
 				m.mu.Lock()
 				for inst := range m.instances {
-					if s := inst.callStart.Load(); s != 0 && now.UnixNano()-s > int64(m.opts.CallTimeout) {
-						inst.abortedAt.CompareAndSwap(0, now.UnixNano())
+					if s := inst.callStart.Load(); s != 0 && now-s > int64(m.opts.CallTimeout) {
+						inst.abortedAt.CompareAndSwap(0, now)
 						inst.abort()
 					}
 				}
