@@ -554,7 +554,7 @@ func (c *stdioConn) cancelled(params json.RawMessage) {
 		d := c.pending[idKey(id)]
 		c.mu.Unlock()
 		if d != nil {
-			d.cancel()
+			d.cctx.cancel()
 		}
 		c.answered(idKey(id))
 	}
@@ -582,9 +582,8 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	}
 	d.p.Name, d.h, d.key = registered, h, idKey(id)
 	d.req.Params = &d.p
-	ctx, cancel := context.WithCancel(context.Background())
-	d.cctx = callCtx{Context: ctx, notify: c.notify}
-	d.ctx, d.cancel = &d.cctx, cancel
+	d.cctx.notify = c.notify
+	d.ctx = &d.cctx
 	// One lock: the session is initialized, and the request (in flight
 	// since it was read) is this call, for notifications/cancelled.
 	c.mu.Lock()
@@ -594,7 +593,6 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 	}
 	c.mu.Unlock()
 	if !ready {
-		cancel()
 		return false
 	}
 	c.run(d)
@@ -610,24 +608,104 @@ type directCall struct {
 	h      sdk.ToolHandler
 	ctx    context.Context // &cctx
 	cctx   callCtx
-	cancel context.CancelFunc
 	p      sdk.CallToolParamsRaw
 	req    sdk.CallToolRequest
 }
 
-// callCtx is a call's context: its cancellation and, as its value for
-// notifierKey, where progress goes; the same as context.WithValue, kept
-// in the call's one allocation.
+// callCtx is a call's context, kept in the call's one allocation: what
+// context.WithCancel(context.Background()) and then WithValue(notifierKey,
+// where progress goes) would give, without their two allocations, their
+// locks and the look-ups up the chain on every Value and cancel (about 2%
+// of termhost's CPU in issue 19's concurrent load). Done makes its channel
+// on first use; a context derived from it (context.WithTimeout) is told of
+// the cancel through AfterFunc, as it is by a cancelCtx, with no goroutine
+// of its own.
 type callCtx struct {
-	context.Context
-	notify notifier
+	notify    notifier
+	cancelled atomic.Bool
+	mu        sync.Mutex
+	done      chan struct{} // made by the first Done
+	after     map[*afterCall]struct{}
+}
+
+// afterCall is a function AfterFunc runs once the call is cancelled.
+type afterCall struct{ f func() }
+
+// closedDone is the Done of a context cancelled before Done was asked.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (c *callCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+func (c *callCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		if c.cancelled.Load() {
+			return closedDone
+		}
+		c.done = make(chan struct{})
+	}
+	return c.done
+}
+
+func (c *callCtx) Err() error {
+	if c.cancelled.Load() {
+		return context.Canceled
+	}
+	return nil
 }
 
 func (c *callCtx) Value(key any) any {
 	if _, ok := key.(notifierKey); ok {
 		return c.notify
 	}
-	return c.Context.Value(key)
+	return nil
+}
+
+// AfterFunc runs f in its own goroutine once c is cancelled (at once if it
+// is already); stop keeps it from running, and says whether it did (the
+// contract of context.AfterFunc, which context.WithCancel and its kin use
+// for a parent of a type of their own).
+func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
+	a := &afterCall{f: f}
+	c.mu.Lock()
+	if c.cancelled.Load() {
+		c.mu.Unlock()
+		go f()
+		return func() bool { return false }
+	}
+	if c.after == nil {
+		c.after = make(map[*afterCall]struct{})
+	}
+	c.after[a] = struct{}{}
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, waiting := c.after[a]
+		delete(c.after, a)
+		return waiting
+	}
+}
+
+// cancel cancels c: Err says so, Done is closed, and the AfterFunc
+// functions start.
+func (c *callCtx) cancel() {
+	c.mu.Lock()
+	if c.cancelled.Load() {
+		c.mu.Unlock()
+		return
+	}
+	c.cancelled.Store(true)
+	if c.done != nil {
+		close(c.done)
+	}
+	after := c.after
+	c.after = nil
+	c.mu.Unlock()
+	for a := range after {
+		go a.f()
+	}
 }
 
 // serve runs the call and writes its answer.
@@ -635,7 +713,7 @@ func (d *directCall) serve() {
 	c := d.c
 	c.running.Add(1)
 	defer c.running.Add(-1)
-	defer d.cancel()
+	defer d.cctx.cancel()
 	res, err := d.h(d.ctx, &d.req)
 	if d.ctx.Err() != nil {
 		c.answeredCall(d) // cancelled: no answer is owed
