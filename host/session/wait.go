@@ -602,6 +602,7 @@ func (s *Session) readFrom(ctx context.Context, r *Reader, opts ReadOptions) (Re
 	start := cur.Off + evicted
 	head := s.buf.Head()
 
+	now := time.Now() // one clock read for the hold and the activity time
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	alive := s.state != StateTerminated && s.state != StateTerminating
@@ -610,7 +611,7 @@ func (s *Session) readFrom(ctx context.Context, r *Reader, opts ReadOptions) (Re
 		switch {
 		case n < len(raw):
 			n = wholeRune(raw, n)
-		case alive && time.Since(s.lastRx) < s.cfg.UTF8Hold:
+		case alive && now.Sub(s.lastRx) < s.cfg.UTF8Hold:
 			n = utf8Cut(raw[:n])
 		}
 	}
@@ -629,7 +630,9 @@ func (s *Session) readFrom(ctx context.Context, r *Reader, opts ReadOptions) (Re
 	if !opts.Peek {
 		r.read, r.lost = Cursor{Off: next, Seq: seq}, false
 	}
-	s.lastActive = time.Now()
+	if now.After(s.lastActive) {
+		s.lastActive = now
+	}
 	return res, nil
 }
 
