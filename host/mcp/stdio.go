@@ -602,14 +602,14 @@ func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
 // directCall is one tools/call on the direct path: its parameters,
 // request and context in one allocation, run by a worker.
 type directCall struct {
-	c      *stdioConn
-	id     jsonrpc.ID
-	key    reqKey
-	h      sdk.ToolHandler
-	ctx    context.Context // &cctx
-	cctx   callCtx
-	p      sdk.CallToolParamsRaw
-	req    sdk.CallToolRequest
+	c    *stdioConn
+	id   jsonrpc.ID
+	key  reqKey
+	h    sdk.ToolHandler
+	ctx  context.Context // &cctx
+	cctx callCtx
+	p    sdk.CallToolParamsRaw
+	req  sdk.CallToolRequest
 }
 
 // callCtx is a call's context, kept in the call's one allocation: what
