@@ -402,6 +402,15 @@ func fastEnvelope(line []byte) (e envelope, ok bool) {
 			if !once(8) || s.peek() != '{' {
 				return false
 			}
+			// A tools/call's params of the usual shape are read here, in
+			// the same pass (callParams); anything else is skipped as a
+			// value.
+			start := s.i
+			if name, args, ok := s.callParams(); ok {
+				e.Params, e.call = s.b[start:s.i], fastCall{name: name, args: args, ok: true}
+				break
+			}
+			s.i = start
 			v, ok := s.value(0)
 			if !ok {
 				return false
@@ -421,6 +430,15 @@ func fastEnvelope(line []byte) (e envelope, ok bool) {
 // been checked as JSON already.
 func fastCallParams(params []byte) (name []byte, args json.RawMessage, ok bool) {
 	s := scanner{b: params}
+	name, args, ok = s.callParams()
+	return name, args, ok && s.end()
+}
+
+// callParams reads the object at s as fastCallParams does, leaving s
+// after it. Its arguments are read as the envelope's value would read
+// them (one level down), so that a line fastEnvelope takes with its
+// params read here is one it took before.
+func (s *scanner) callParams() (name []byte, args json.RawMessage, ok bool) {
 	var gotName, gotArgs bool
 	ok = s.object(func(key []byte) bool {
 		switch string(key) {
@@ -431,7 +449,7 @@ func fastCallParams(params []byte) (name []byte, args json.RawMessage, ok bool) 
 			}
 			name, gotName = v, true
 		case "arguments":
-			v, ok := s.value(0)
+			v, ok := s.value(1)
 			if !ok || gotArgs {
 				return false
 			}
@@ -441,7 +459,15 @@ func fastCallParams(params []byte) (name []byte, args json.RawMessage, ok bool) 
 		}
 		return true
 	})
-	return name, args, ok && gotName && s.end()
+	return name, args, ok && gotName
+}
+
+// fastCall is a tools/call's params as fastEnvelope read them in its one
+// pass (ok), for the direct path.
+type fastCall struct {
+	name []byte
+	args json.RawMessage
+	ok   bool
 }
 
 // fastArgs decodes the arguments of one tool whose fields are strings,

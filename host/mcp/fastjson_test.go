@@ -187,6 +187,9 @@ func TestFastEnvelopeAgrees(t *testing.T) {
 			t.Errorf("%q:\n got %+v\nwant %+v", line, norm(got), norm(want))
 		}
 		name, args, ok := fastCallParams(got.Params)
+		if got.call.ok != ok || ok && (string(got.call.name) != string(name) || string(got.call.args) != string(args)) {
+			t.Errorf("%q: params read in the envelope's pass as %q %s (%v), alone as %q %s (%v)", line, got.call.name, got.call.args, got.call.ok, name, args, ok)
+		}
 		if !ok {
 			continue
 		}
@@ -281,6 +284,10 @@ func FuzzFastArgs(f *testing.F) {
 			var want envelope
 			if err := json.Unmarshal(raw, &want); err != nil || !reflect.DeepEqual(norm(e), norm(want)) {
 				t.Fatalf("%q: fast %+v, encoding/json %+v %v", raw, norm(e), norm(want), err)
+			}
+			name, args, ok := fastCallParams(e.Params)
+			if e.call.ok != ok || ok && (string(e.call.name) != string(name) || string(e.call.args) != string(args)) {
+				t.Fatalf("%q: params in the envelope's pass %q %s %v, alone %q %s %v", raw, e.call.name, e.call.args, e.call.ok, name, args, ok)
 			}
 		}
 	})

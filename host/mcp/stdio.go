@@ -244,11 +244,12 @@ func (c *stdioConn) Close() error {
 func (c *stdioConn) readLoop(r *bufio.Reader) {
 	for {
 		line, tooLong, err := c.readLine(r)
+		line = bytes.TrimSpace(line)
 		switch {
 		case tooLong:
 			c.reject(jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf("message longer than %d bytes", c.max))
-		case len(bytes.TrimSpace(line)) > 0:
-			if msg := c.parse(bytes.TrimSpace(line)); msg != nil {
+		case len(line) > 0:
+			if msg := c.parse(line); msg != nil {
 				select {
 				case c.msgs <- msgOrErr{msg: msg}:
 				case <-c.closed:
@@ -301,6 +302,8 @@ type envelope struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   *jsonrpc.Error  `json:"error"`
+
+	call fastCall // params read by fastEnvelope as a tools/call's
 }
 
 // parse checks one line and returns its message, or answers the error and
@@ -364,7 +367,7 @@ func (c *stdioConn) parse(line []byte) jsonrpc.Message {
 			c.initialized = true
 			c.mu.Unlock()
 		case "tools/call":
-			if id.IsValid() && c.serve(id, e.Params) {
+			if id.IsValid() && c.serve(id, e.Params, e.call) {
 				return nil
 			}
 		}
@@ -563,12 +566,15 @@ func (c *stdioConn) cancelled(params json.RawMessage) {
 // serve runs a tools/call on the direct path, if it can: the session is
 // initialized and the tool is known. It answers as go-sdk would (a
 // CallToolResult, or a JSON-RPC error), writing the line itself.
-func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage) bool {
+func (c *stdioConn) serve(id jsonrpc.ID, params json.RawMessage, call fastCall) bool {
 	if c.tools == nil {
 		return false
 	}
 	d := &directCall{c: c, id: id}
-	name, args, fast := fastCallParams(params)
+	name, args, fast := call.name, call.args, call.ok
+	if !fast {
+		name, args, fast = fastCallParams(params)
+	}
 	if fast {
 		d.p.Arguments = args
 	} else if json.Unmarshal(params, &d.p) != nil {
