@@ -190,9 +190,7 @@ func (c *stdioConn) writeLine(data []byte, key reqKey) error {
 		c.wbuf, c.wkeys = c.wspare[:0], c.wspareKeys[:0]
 		c.writeMu.Unlock()
 		_, werr := c.out.Write(buf)
-		for _, k := range keys {
-			c.answered(k)
-		}
+		c.answeredAll(keys)
 		c.writeMu.Lock()
 		if werr != nil && err == nil {
 			err, c.werr = werr, werr
@@ -512,6 +510,22 @@ func (c *stdioConn) inFlightCount() int {
 func (c *stdioConn) answered(key reqKey) {
 	c.mu.Lock()
 	delete(c.pending, key)
+	empty := len(c.pending) == 0
+	c.mu.Unlock()
+	if empty {
+		c.settle()
+	}
+}
+
+// answeredAll is answered for every key of a batch written, in one lock.
+func (c *stdioConn) answeredAll(keys []reqKey) {
+	if len(keys) == 0 {
+		return
+	}
+	c.mu.Lock()
+	for _, k := range keys {
+		delete(c.pending, k)
+	}
 	empty := len(c.pending) == 0
 	c.mu.Unlock()
 	if empty {
