@@ -95,7 +95,7 @@ func (c *channel) run(req request) {
 		closed()
 		return
 	}
-	ss, err := client.NewSession()
+	ss, err := s.openSession(client)
 	if err != nil {
 		fail("open", err)
 		closed()
@@ -243,4 +243,40 @@ func (w channelWriter) Write(p []byte) (int, error) {
 		rest = rest[n:]
 	}
 	return len(p), nil
+}
+
+// sessionOpener opens a session channel: an *ssh.Client.
+type sessionOpener interface {
+	NewSession() (*ssh.Session, error)
+}
+
+// openSession opens a session channel on client, or fails once the
+// session has ended. x/crypto/ssh (v0.58) can leave an open waiting for
+// ever when its connection's read loop ends just as the open is sent (the
+// channel is added after the loop dropped the others, and the write to
+// the dead connection reports no error): the open would then never be
+// answered, nor this channel's end told. A channel that ends so leaves
+// that one goroutine of x/crypto's behind, and a channel it opens after
+// all is closed.
+func (s *session) openSession(client sessionOpener) (*ssh.Session, error) {
+	type opened struct {
+		ss  *ssh.Session
+		err error
+	}
+	r := make(chan opened, 1)
+	go func() {
+		ss, err := client.NewSession()
+		r <- opened{ss, err}
+	}()
+	select {
+	case o := <-r:
+		return o.ss, o.err
+	case <-s.gone:
+		go func() {
+			if o := <-r; o.ss != nil {
+				o.ss.Close()
+			}
+		}()
+		return nil, errors.New("the connection ended")
+	}
 }

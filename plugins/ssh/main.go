@@ -64,6 +64,7 @@ type session struct {
 	conn     *pipeConn
 	state    int
 	ready    chan struct{} // closed when the handshake ended, either way
+	gone     chan struct{} // closed when the session ended
 	client   *ssh.Client
 	chans    map[int]*channel
 	shell    *channel
@@ -81,7 +82,7 @@ func newSession(o sdk.Open) (sdk.Session, error) {
 	if o.Kind != abi.KindSSH {
 		return nil, fmt.Errorf("ssh: a %s session cannot run SSH", o.Kind)
 	}
-	s := &session{chans: make(map[int]*channel)}
+	s := &session{chans: make(map[int]*channel), gone: make(chan struct{})}
 	s.conn = newPipeConn(func(p []byte) { s.emit(abi.ToPeer, p) })
 	return s, nil
 }
@@ -185,6 +186,7 @@ func (s *session) end(stage, msg string) {
 	s.state = ended
 	s.deadline = 0
 	client, conn := s.client, s.conn
+	close(s.gone)
 	s.mu.Unlock()
 	if stage != "" {
 		s.event(abi.Error{Message: msg, Stage: stage})
