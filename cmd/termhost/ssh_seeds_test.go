@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,34 +91,10 @@ func TestSSHSeedEnvironment(t *testing.T) {
 	}
 	// SSH_CONNECTION_TIMEOUT=700 ms: a server that accepts and never
 	// answers fails the call within about that long, not the default 10 s.
-	hole, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hole.Close()
-	var held []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := hole.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
+	hole := testutil.SilentListener(t)
 	f.writeCreds(t, []map[string]any{
 		{"id": "key", "host": f.srv.Host, "port": f.srv.Port, "username": f.srv.User, "authType": "key", "privateKeyPath": filepath.Join(f.srv.Dir, "id_plain")},
-		{"id": "hole", "host": "127.0.0.1", "port": hole.Addr().(*net.TCPAddr).Port, "username": "nobody", "authType": "key", "privateKeyPath": filepath.Join(f.srv.Dir, "id_plain")},
+		{"id": "hole", "host": "127.0.0.1", "port": hole, "username": "nobody", "authType": "key", "privateKeyPath": filepath.Join(f.srv.Dir, "id_plain")},
 	})
 	f.waitCred(t, "hole")
 	start := time.Now()

@@ -508,13 +508,8 @@ func (c *stdioConn) inFlightCount() int {
 }
 
 func (c *stdioConn) answered(key reqKey) {
-	c.mu.Lock()
-	delete(c.pending, key)
-	empty := len(c.pending) == 0
-	c.mu.Unlock()
-	if empty {
-		c.settle()
-	}
+	keys := [1]reqKey{key}
+	c.answeredAll(keys[:])
 }
 
 // answeredAll is answered for every key of a batch written, in one lock.

@@ -492,10 +492,15 @@ func (s *Session) setState(st State) {
 // last never moves the session's activity back.
 func (s *Session) touchAt(t time.Time) {
 	s.mu.Lock()
+	s.touchLocked(t)
+	s.mu.Unlock()
+}
+
+// touchLocked is touchAt with mu held.
+func (s *Session) touchLocked(t time.Time) {
 	if t.After(s.lastActive) {
 		s.lastActive = t
 	}
-	s.mu.Unlock()
 }
 
 // notifyLocked wakes every waiter. Caller holds mu.

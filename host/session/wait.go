@@ -630,9 +630,7 @@ func (s *Session) readFrom(ctx context.Context, r *Reader, opts ReadOptions) (Re
 	if !opts.Peek {
 		r.read, r.lost = Cursor{Off: next, Seq: seq}, false
 	}
-	if now.After(s.lastActive) {
-		s.lastActive = now
-	}
+	s.touchLocked(now)
 	return res, nil
 }
 

@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
 	"github.com/termhost/termhost/internal/sshtest"
+	"github.com/termhost/termhost/internal/testutil"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
@@ -54,7 +53,7 @@ func newFixture(t *testing.T, l Limits) *fixture {
 	}
 	keyPath := filepath.Join(dir, "id")
 	os.WriteFile(keyPath, pem.EncodeToMemory(blk), 0o600)
-	stall := silentListener(t)
+	stall := testutil.SilentListener(t)
 	creds := fmt.Sprintf(`{"version":"1.0","credentials":[
 	 {"id":"pw","host":"127.0.0.1","port":%d,"username":"alice","authType":"password","password":%q},
 	 {"id":"key","host":"127.0.0.1","port":%d,"username":"alice","authType":"key","privateKeyPath":%q},
@@ -94,37 +93,6 @@ func newFixture(t *testing.T, l Limits) *fixture {
 	return &fixture{srv: srv, pool: pool, reg: reg, rules: rules, dir: dir}
 }
 
-// silentListener is a loopback port that accepts connections and never
-// says anything: an SSH handshake with it waits until it is given up.
-func silentListener(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestConnectionInHandshakeCountsOnce: a connection still in its SSH
 // handshake counts once against its owner's limit — not as a slot being
 // opened and as a live session both — so with a limit of two, a second
@@ -138,12 +106,8 @@ func TestConnectionInHandshakeCountsOnce(t *testing.T) {
 		_, err := f.pool.Execute(ctx, ExecRequest{Owner: "o1", CredID: "stall", Command: "true"})
 		stalled <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(f.reg.Owned("o1", session.KindSSH)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the connection to the silent host is not in the registry")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Poll(10*time.Second, func() bool { return len(f.reg.Owned("o1", session.KindSSH)) > 0 }) {
+		t.Fatal("the connection to the silent host is not in the registry")
 	}
 	if r := f.exec(t, ExecRequest{CredID: "key", Command: "echo beside"}); r.Stdout != "beside\n" {
 		t.Errorf("the call beside the handshake: %+v", r)
