@@ -78,6 +78,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'HotReload' -benchtime 20x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench 'IdleSessionMemory|ToolsListSize' -benchtime 3x ./cmd/termhost/
+	@echo "what an idle session costs once settled (RSS growth per session over 50 more, at 10 s and 20 s): Telnet to BusyBox telnetd, bash under a PTY, ended Telnet sessions:"
+	$(GO) test -run '^$$' -bench 'IdleSessionSettled' -benchtime 1x ./cmd/termhost/
 	@echo "an idle server's resident memory and peak, after one Telnet session, and the first calls (median, min, max over 3 servers):"
 	$(GO) test -run '^$$' -bench 'ServerMemory' -benchtime 3x ./cmd/termhost/
 	$(GO) test -run '^$$' -bench '^BenchmarkToolCallLatency' -benchtime 3000x ./cmd/termhost/
