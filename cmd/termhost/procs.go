@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/termhost/termhost/internal/procs"
+	"github.com/termhost/termhost/internal/rawio"
 )
 
 // startGovernor runs the processor governor (internal/procs) for serve,
@@ -18,6 +19,6 @@ func startGovernor(ctx context.Context, log *slog.Logger) {
 	}
 	g := &procs.Governor{Changed: func(n int, cores float64) {
 		log.Debug("processors for goroutines: "+strconv.Itoa(n), "load_cores", cores)
-	}}
+	}, Held: rawio.Slept}
 	go g.Run(ctx)
 }

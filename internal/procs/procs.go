@@ -51,6 +51,14 @@ type Governor struct {
 	// Changed, if set, is told of every change: the processors now and
 	// the CPU (in cores) that moved the governor.
 	Changed func(procs int, cores float64)
+	// Held, if set, is how long threads have held a processor in system
+	// calls that may sleep without the scheduler's knowledge
+	// (rawio.Slept), since the process started. It is added to the CPU
+	// time the governor reads: while such a call sleeps, the processor
+	// is busy for every other goroutine though no CPU is used. (The
+	// calls' own CPU time is then counted twice: a load of such calls
+	// reads a little higher than it is.)
+	Held func() time.Duration
 
 	procs int                  // as last set
 	cpu   func() time.Duration // the process's CPU so far; cpuTime, or a test's
@@ -88,6 +96,10 @@ func (g *Governor) Run(ctx context.Context) {
 	}
 	if g.cpu == nil {
 		g.cpu = cpuTime
+	}
+	if held := g.Held; held != nil {
+		cpu := g.cpu
+		g.cpu = func() time.Duration { return cpu() + held() }
 	}
 	hold := g.Hold
 	g.set(1, 0)

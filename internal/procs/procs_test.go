@@ -190,3 +190,22 @@ func TestGovernorHoldDoubles(t *testing.T) {
 		t.Errorf("after a quick return of the load, went back to one in %v, want at least twice the hold (%v, less a tick)", second, 2*hold)
 	}
 }
+
+// TestGovernorCountsHeldTime: time threads held the processor asleep in
+// system calls the scheduler was not told of (Held) counts as load: half a
+// core of CPU alone stays on one processor, the same with 0.4 of a core
+// held gets every processor.
+func TestGovernorCountsHeldTime(t *testing.T) {
+	load, held := newFakeLoad(), newFakeLoad()
+	run(t, &Governor{Max: 2, Tick: 20 * time.Millisecond, Hold: 100 * time.Millisecond, cpu: load.cpu, Held: held.cpu})
+	waitProcs(t, 1, 2*time.Second)
+	load.set(0.5)
+	for range 15 {
+		time.Sleep(20 * time.Millisecond)
+		if n := runtime.GOMAXPROCS(0); n != 1 {
+			t.Fatalf("GOMAXPROCS went to %d under half a core with nothing held", n)
+		}
+	}
+	held.set(0.4)
+	waitProcs(t, 2, 10*time.Second)
+}

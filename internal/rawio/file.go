@@ -18,7 +18,21 @@ type File struct {
 // NewFile returns f as a File, or nil where raw system calls are not
 // used (then f's own Read and Write are). f must be non-blocking: a
 // blocking read would hold the thread without the scheduler's knowledge.
-func NewFile(f *os.File) *File {
+func NewFile(f *os.File) *File { return newFile(f, false) }
+
+// NewSleepingFile is NewFile for a descriptor whose reads may sleep in
+// the kernel although it is non-blocking: a pseudo-terminal's master,
+// whose read(2) finding its buffer empty waits for the tty's buffer work
+// to hand over what the program wrote (n_tty_read flushes it and waits).
+// A raw system call that sleeps keeps the thread's processor without
+// using CPU, so the process's CPU time understates how busy its
+// processors are: a server on one processor (internal/procs) flooded by
+// programs under PTYs read as 0.73 of a core while that processor was
+// never free, and was not given a second. Its system calls are timed, and
+// Slept tells the processor governor how long they took.
+func NewSleepingFile(f *os.File) *File { return newFile(f, true) }
+
+func newFile(f *os.File, sleeps bool) *File {
 	if !Supported {
 		return nil
 	}
@@ -26,7 +40,7 @@ func NewFile(f *os.File) *File {
 	if err != nil {
 		return nil
 	}
-	return &File{f: f, c: NewConn(rc)}
+	return &File{f: f, c: newConn(rc, sleeps)}
 }
 
 func (r *File) Read(p []byte) (int, error) {

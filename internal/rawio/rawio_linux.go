@@ -19,15 +19,38 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
 // Supported says whether Read and Write issue raw system calls here.
 const Supported = true
 
-// rw is one read(2) or write(2) of p on fd, retried on EINTR.
-func rw(trap, fd uintptr, p []byte) (int, syscall.Errno) {
+// slept is the wall time, in nanoseconds, of the system calls on
+// descriptors that may sleep (NewSleepingFile), summed over all of them.
+var slept atomic.Int64
+
+// Slept is how long the system calls on descriptors that may sleep in the
+// kernel (NewSleepingFile) have taken, summed, since the process started:
+// time a thread held its processor whether it ran or slept, which the
+// process's CPU time does not show (internal/procs reads it).
+func Slept() time.Duration { return time.Duration(slept.Load()) }
+
+// rw is rawRW; timed adds its wall time to slept.
+func rw(trap, fd uintptr, p []byte, timed bool) (int, syscall.Errno) {
+	if !timed {
+		return rawRW(trap, fd, p)
+	}
+	start := time.Now()
+	n, e := rawRW(trap, fd, p)
+	slept.Add(int64(time.Since(start)))
+	return n, e
+}
+
+// rawRW is one read(2) or write(2) of p on fd, retried on EINTR.
+func rawRW(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 	for {
 		r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		switch {
@@ -68,14 +91,18 @@ type Conn struct {
 }
 
 // NewConn returns a Conn on rc.
-func NewConn(rc syscall.RawConn) *Conn {
+func NewConn(rc syscall.RawConn) *Conn { return newConn(rc, false) }
+
+// newConn returns a Conn on rc; if sleeps, its system calls are timed
+// (see NewSleepingFile).
+func newConn(rc syscall.RawConn, sleeps bool) *Conn {
 	c := &Conn{rc: rc}
 	c.readFn = func(fd uintptr) bool {
-		c.rn, c.rerr = rw(syscall.SYS_READ, fd, c.rp)
+		c.rn, c.rerr = rw(syscall.SYS_READ, fd, c.rp, sleeps)
 		return c.rerr != syscall.EAGAIN || !c.rwait
 	}
 	c.writeFn = func(fd uintptr) bool {
-		c.wn, c.werr = rw(syscall.SYS_WRITE, fd, c.wp)
+		c.wn, c.werr = rw(syscall.SYS_WRITE, fd, c.wp, sleeps)
 		return c.werr != syscall.EAGAIN || !c.wwait
 	}
 	c.ctlFn = func(fd uintptr) {

@@ -2,7 +2,10 @@
 
 package rawio
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // Supported says whether Read and Write issue raw system calls here.
 const Supported = false
@@ -27,3 +30,9 @@ func (*Conn) WriteNow([]byte) (int, error) { return 0, syscall.ENOSYS }
 
 // SetsockoptInt is not used where Supported is false.
 func (*Conn) SetsockoptInt(int, int, int) {}
+
+// newConn is not used where Supported is false.
+func newConn(rc syscall.RawConn, _ bool) *Conn { return NewConn(rc) }
+
+// Slept is always 0 where Supported is false: nothing is timed.
+func Slept() time.Duration { return 0 }

@@ -482,7 +482,7 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	if err != nil {
 		return abort(err)
 	}
-	p := &PTY{f: f, raw: rawio.NewFile(f), cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
+	p := &PTY{f: f, raw: rawio.NewSleepingFile(f), cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
 	go p.reap()
 	return p, nil

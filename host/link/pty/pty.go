@@ -156,7 +156,7 @@ func Start(cfg Config) (*PTY, error) {
 		cmd.Wait()
 		return nil, err
 	}
-	p := &PTY{f: f, raw: rawio.NewFile(f), cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	p := &PTY{f: f, raw: rawio.NewSleepingFile(f), cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
 	go p.reap()
 	return p, nil
 }
