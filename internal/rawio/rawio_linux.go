@@ -12,6 +12,10 @@
 // goes idle and busy again thousands of times a second — termhost under
 // the concurrent load of issue 19 — spent a tenth of its CPU on those
 // wake-ups.
+//
+// One kind of non-blocking descriptor does sleep in a read: a PTY's
+// master (see NewSleepingFile). Its calls stay raw, and are timed, so
+// that the processor governor (internal/procs) counts the time as load.
 package rawio
 
 import (
