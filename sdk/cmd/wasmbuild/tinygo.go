@@ -105,7 +105,7 @@ func tinygoTarget(llvm, stack int) string {
 
 // debianPackages are what a TinyGo build needs from Debian.
 func debianPackages(llvm int) string {
-	return fmt.Sprintf("llvm-%[1]d-dev libclang-%[1]d-dev liblld-%[1]d-dev lld-%[1]d clang-%[1]d libclang-rt-%[1]d-dev-wasm32 wasi-libc", llvm)
+	return fmt.Sprintf("llvm-%[1]d-dev libclang-%[1]d-dev liblld-%[1]d-dev lld-%[1]d clang-%[1]d libclang-rt-%[1]d-dev-wasm32 wasi-libc binaryen", llvm)
 }
 
 // tinygoBuild builds the plugin package pkg (run from the current
@@ -123,6 +123,14 @@ func tinygoBuild(s buildSpec, dir, pkg, out string) (string, error) {
 		if _, err := os.Stat(p); err != nil {
 			return what, fmt.Errorf("%s builds with %s, which needs %s (missing); on Debian: apt-get install %s",
 				dir, what, p, debianPackages(s.LLVM))
+		}
+	}
+	// TinyGo runs binaryen's wasm-opt on every wasm it builds (WASMOPT
+	// names another).
+	if os.Getenv("WASMOPT") == "" {
+		if _, err := exec.LookPath("wasm-opt"); err != nil {
+			return what, fmt.Errorf("%s builds with %s, which needs binaryen's wasm-opt (not in PATH, and WASMOPT is not set); on Debian: apt-get install %s",
+				dir, what, debianPackages(s.LLVM))
 		}
 	}
 	tg, root, err := tinygoTool(s, llvmBin)
