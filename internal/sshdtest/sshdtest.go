@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,9 +73,10 @@ type Options struct {
 const testUser = "termhost-test"
 
 var (
-	userOnce sync.Once
-	userPass string
-	userErr  error
+	userOnce     sync.Once
+	userPass     string
+	userErr      error
+	userLockFile *os.File // the shared lock on userLock, held for good
 )
 
 // loginShell is the test user's login shell: it logs each command line
@@ -93,38 +95,81 @@ exec /bin/sh "$@"
 `
 
 // ensureUser makes the throwaway user (as root) with a fresh random
-// password and the logging login shell; each test run sets a new
-// password, so the account's password is never known beyond one run.
+// password and the logging login shell. Test processes that run side by
+// side (go test ./... runs packages in parallel, and this package's own
+// test is one of them) share the user, so they share its password too:
+// each holds a shared lock on userLock for as long as it lives, and only
+// a process that finds no other holding it (an exclusive lock, taken
+// without waiting) sets a new password, writes it to userPassFile (root's
+// only) and keeps a shared lock; the others wait for that and read the
+// file. Without it, a second process's new password failed the first's
+// password logins in flight. So the password still changes with every
+// run that starts alone, and is never known beyond the runs sharing it.
 func ensureUser() (string, error) {
 	userOnce.Do(func() {
-		var b [12]byte
-		rand.Read(b[:])
-		userPass = "Th-" + hex.EncodeToString(b[:])
-		if err := os.MkdirAll(filepath.Dir(loginShell), 0o755); err != nil {
+		lock, err := os.OpenFile(userLock, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
 			userErr = err
 			return
 		}
-		if err := os.WriteFile(loginShell, []byte(loginShellText), 0o755); err != nil {
-			userErr = err
-			return
-		}
-		os.Chmod(loginShell, 0o755)
-		if _, err := user.Lookup(testUser); err != nil {
-			if out, err := exec.Command("useradd", "-m", "-s", loginShell, testUser).CombinedOutput(); err != nil {
-				userErr = fmt.Errorf("useradd: %v: %s", err, out)
+		// Held until the process exits: the file is kept from the
+		// collector, whose finalizer would close it and drop the lock.
+		userLockFile = lock
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			// Another test process is using the user: share its password.
+			if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH); err != nil {
+				userErr = fmt.Errorf("locking %s: %v", userLock, err)
 				return
 			}
-		} else if out, err := exec.Command("usermod", "-s", loginShell, testUser).CombinedOutput(); err != nil {
-			userErr = fmt.Errorf("usermod: %v: %s", err, out)
+			b, err := os.ReadFile(userPassFile)
+			if err == nil && len(b) > 0 {
+				userPass = strings.TrimSpace(string(b))
+				return
+			}
+			userErr = fmt.Errorf("another test process holds %s but %s has no password: %v", userLock, userPassFile, err)
 			return
 		}
-		chp := exec.Command("chpasswd")
-		chp.Stdin = strings.NewReader(testUser + ":" + userPass + "\n")
-		if out, err := chp.CombinedOutput(); err != nil {
-			userErr = fmt.Errorf("chpasswd: %v: %s", err, out)
+		userErr = setUpUser()
+		if userErr == nil {
+			userErr = os.WriteFile(userPassFile, []byte(userPass+"\n"), 0o600)
 		}
+		syscall.Flock(int(lock.Fd()), syscall.LOCK_SH) // let the others in
 	})
 	return userPass, userErr
+}
+
+// The lock test processes share the user under, and the password file.
+const (
+	userLock     = "/run/termhost-test-user.lock"
+	userPassFile = "/run/termhost-test-user.password"
+)
+
+// setUpUser makes the user, or updates its login shell, and gives it a new
+// random password (userPass).
+func setUpUser() error {
+	var b [12]byte
+	rand.Read(b[:])
+	userPass = "Th-" + hex.EncodeToString(b[:])
+	if err := os.MkdirAll(filepath.Dir(loginShell), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(loginShell, []byte(loginShellText), 0o755); err != nil {
+		return err
+	}
+	os.Chmod(loginShell, 0o755)
+	if _, err := user.Lookup(testUser); err != nil {
+		if out, err := exec.Command("useradd", "-m", "-s", loginShell, testUser).CombinedOutput(); err != nil {
+			return fmt.Errorf("useradd: %v: %s", err, out)
+		}
+	} else if out, err := exec.Command("usermod", "-s", loginShell, testUser).CombinedOutput(); err != nil {
+		return fmt.Errorf("usermod: %v: %s", err, out)
+	}
+	chp := exec.Command("chpasswd")
+	chp.Stdin = strings.NewReader(testUser + ":" + userPass + "\n")
+	if out, err := chp.CombinedOutput(); err != nil {
+		return fmt.Errorf("chpasswd: %v: %s", err, out)
+	}
+	return nil
 }
 
 // Start starts sshd for the test; it is stopped when the test ends.
