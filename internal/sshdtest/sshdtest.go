@@ -73,10 +73,9 @@ type Options struct {
 const testUser = "termhost-test"
 
 var (
-	userOnce     sync.Once
-	userPass     string
-	userErr      error
-	userLockFile *os.File // the shared lock on userLock, held for good
+	userOnce sync.Once
+	userPass string
+	userErr  error
 )
 
 // loginShell is the test user's login shell: it logs each command line
@@ -107,17 +106,16 @@ exec /bin/sh "$@"
 // run that starts alone, and is never known beyond the runs sharing it.
 func ensureUser() (string, error) {
 	userOnce.Do(func() {
-		lock, err := os.OpenFile(userLock, os.O_RDWR|os.O_CREATE, 0o600)
+		// A bare descriptor, never closed, so the lock is held until the
+		// process exits (an *os.File's finalizer would close it).
+		lock, err := syscall.Open(userLock, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
 		if err != nil {
-			userErr = err
+			userErr = fmt.Errorf("opening %s: %v", userLock, err)
 			return
 		}
-		// Held until the process exits: the file is kept from the
-		// collector, whose finalizer would close it and drop the lock.
-		userLockFile = lock
-		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if syscall.Flock(lock, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 			// Another test process is using the user: share its password.
-			if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH); err != nil {
+			if err := syscall.Flock(lock, syscall.LOCK_SH); err != nil {
 				userErr = fmt.Errorf("locking %s: %v", userLock, err)
 				return
 			}
@@ -133,7 +131,7 @@ func ensureUser() (string, error) {
 		if userErr == nil {
 			userErr = os.WriteFile(userPassFile, []byte(userPass+"\n"), 0o600)
 		}
-		syscall.Flock(int(lock.Fd()), syscall.LOCK_SH) // let the others in
+		syscall.Flock(lock, syscall.LOCK_SH) // let the others in
 	})
 	return userPass, userErr
 }
