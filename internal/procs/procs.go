@@ -97,9 +97,9 @@ func (g *Governor) Run(ctx context.Context) {
 	if g.cpu == nil {
 		g.cpu = cpuTime
 	}
-	if held := g.Held; held != nil {
-		cpu := g.cpu
-		g.cpu = func() time.Duration { return cpu() + held() }
+	load := g.cpu // the CPU time, plus the time held asleep
+	if g.Held != nil {
+		load = func() time.Duration { return g.cpu() + g.Held() }
 	}
 	hold := g.Hold
 	g.set(1, 0)
@@ -107,7 +107,7 @@ func (g *Governor) Run(ctx context.Context) {
 
 	t := time.NewTimer(g.Tick)
 	defer t.Stop()
-	lastWall, lastCPU := time.Now(), g.cpu()
+	lastWall, lastCPU := time.Now(), load()
 	var under time.Duration    // how long the load has stayed under Down, at Max
 	var underCPU time.Duration // the CPU spent in that time
 	var wentDown time.Time
@@ -117,7 +117,7 @@ func (g *Governor) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now, cpu := time.Now(), g.cpu()
+		now, cpu := time.Now(), load()
 		wall, used := now.Sub(lastWall), cpu-lastCPU
 		lastWall, lastCPU = now, cpu
 		cores := 0.0

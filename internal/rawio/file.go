@@ -63,6 +63,9 @@ func (r *File) WriteNow(p []byte) (int, error) {
 // ReadNow reads what the file holds now, without waiting (see Conn.ReadNow).
 func (r *File) ReadNow(p []byte) int { return r.c.ReadNow(p) }
 
+// Pending is how many bytes the file holds to read now (see Conn.Pending).
+func (r *File) Pending() int { return r.c.Pending() }
+
 // SetReadDeadline is f's.
 func (r *File) SetReadDeadline(t time.Time) error { return r.f.SetReadDeadline(t) }
 

@@ -83,6 +83,8 @@ type Conn struct {
 	rerr   syscall.Errno
 	rwait  bool // wait in the poller on EAGAIN (Read) or not (ReadNow)
 	readFn func(uintptr) bool
+	inq    int32 // what inqFn read (TIOCINQ)
+	inqFn  func(uintptr)
 
 	wmu     sync.Mutex
 	wp      []byte
@@ -113,7 +115,20 @@ func newConn(rc syscall.RawConn, sleeps bool) *Conn {
 		v := int32(c.opt[2])
 		syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, uintptr(c.opt[0]), uintptr(c.opt[1]), uintptr(unsafe.Pointer(&v)), 4, 0)
 	}
+	c.inqFn = func(fd uintptr) {
+		c.inq = 0
+		syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&c.inq)))
+	}
 	return c
+}
+
+// Pending is how many bytes the descriptor holds to read now (TIOCINQ),
+// 0 on any error; it never sleeps, nor waits for more.
+func (c *Conn) Pending() int {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.rc.Control(c.inqFn)
+	return int(c.inq)
 }
 
 // Read reads once into p, waiting in the poller while there is nothing

@@ -28,6 +28,9 @@ func (*Conn) Write([]byte) (int, error) { return 0, syscall.ENOSYS }
 // WriteNow is not used where Supported is false.
 func (*Conn) WriteNow([]byte) (int, error) { return 0, syscall.ENOSYS }
 
+// Pending is not used where Supported is false.
+func (*Conn) Pending() int { return 0 }
+
 // SetsockoptInt is not used where Supported is false.
 func (*Conn) SetsockoptInt(int, int, int) {}
 

@@ -37,3 +37,31 @@ func TestSleepingFileIsTimed(t *testing.T) {
 		t.Errorf("a sleeping file's read left Slept at %v (was %v)", got, before)
 	}
 }
+
+// TestPending: Pending says what the descriptor holds now, without
+// reading it, and 0 once it has been read.
+func TestPending(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	f := NewFile(r)
+	if got := f.Pending(); got != 0 {
+		t.Errorf("an empty pipe: Pending %d, want 0", got)
+	}
+	w.Write([]byte("abc"))
+	if got := f.Pending(); got != 3 {
+		t.Errorf("after 3 bytes: Pending %d, want 3", got)
+	}
+	if n, err := f.Read(make([]byte, 8)); n != 3 || err != nil {
+		t.Fatalf("read: %d, %v", n, err)
+	}
+	if got := f.Pending(); got != 0 {
+		t.Errorf("after the read: Pending %d, want 0", got)
+	}
+	if a := testing.AllocsPerRun(100, func() { f.Pending() }); a != 0 {
+		t.Errorf("Pending allocates %.0f times a call, want 0", a)
+	}
+}

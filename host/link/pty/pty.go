@@ -307,6 +307,9 @@ func (p *PTY) read(b []byte) (int, error) {
 
 // pending is how many bytes of output wait in the terminal.
 func (p *PTY) pending() int {
+	if p.raw != nil {
+		return p.raw.Pending() // no allocation: more asks once per read
+	}
 	n := 0
 	p.control(func(fd int) {
 		n, _ = unix.IoctlGetInt(fd, unix.TIOCINQ)
