@@ -4,22 +4,31 @@
 // with a credential) and typing a credential's secret (send_secret). It
 // sees a session only through the engine's exported API (host/session):
 // marks, events, waits, byte-range reads, sends and control requests.
+//
+// run_command is exact on every prompt (SPEC §12): it waits for the
+// session's prompt before it sends (ready.go), ends the command at the
+// first of the shell integration's prompt, the prompt learned from the
+// screen before the send, the dialect's prompt or a new prompt the program
+// settled at (end.go), never hands one command's output to the next
+// (runner below), and reports the exit status wherever the program tells
+// it.
 package device
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/termhost/termhost/host/ansi"
+	"golang.org/x/sys/unix"
+
 	"github.com/termhost/termhost/host/session"
-	"github.com/termhost/termhost/sdk/abi"
 )
 
 // RunOptions run one command and collect its output (run_command, SPEC
-// DEV-2).
+// DEV-2, DONE-1..5).
 type RunOptions struct {
 	Command  string
 	Timeout  time.Duration
@@ -27,543 +36,296 @@ type RunOptions struct {
 	// Expect, if set, ends the command where it first matches the output
 	// (for sessions without a dialect or shell integration).
 	Expect *session.Pattern
+	// Interrupt sends the session kind's interrupt (^C, Telnet IP, the SSH
+	// signal) first and waits for a fresh prompt: a command still running
+	// (an earlier run_command's that timed out, or a program started with
+	// send_keys) ends there (DONE-3).
+	Interrupt bool
 
 	// shape: the learned prompt a command ends at when the dialect knows
 	// none (learned.go).
 	shape *promptShape
+	// at: where the session stood when the command was sent (ready.go).
+	at readiness
 }
 
 // RunResult is a command's output and how it ended.
 type RunResult struct {
-	Output    string `json:"output"`
-	Prompt    string `json:"prompt,omitempty"`
-	Mode      string `json:"mode,omitempty"`
-	Submode   string `json:"submode,omitempty"`
-	Hostname  string `json:"hostname,omitempty"`
-	Dialect   string `json:"dialect,omitempty"`
-	ExitCode  *int   `json:"exitCode,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Pages     int    `json:"pages"`
-	Question  string `json:"question,omitempty"`
-	Field     string `json:"field,omitempty"` // reason login: the field asked for (send_secret types it)
-	Reason    string `json:"reason"`          // done | prompt | matched | question | login | pager_limit | exit | timeout
+	Output   string `json:"output"`
+	Prompt   string `json:"prompt,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	Submode  string `json:"submode,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	Dialect  string `json:"dialect,omitempty"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Pages    int    `json:"pages"`
+	Question string `json:"question,omitempty"`
+	Field    string `json:"field,omitempty"` // reason login: the field asked for (send_secret types it)
+	// Reason is what ended the command: prompt | done | matched | question
+	// | login | pager_limit | exit | timeout | human, or not_ready (no
+	// prompt came before the timeout: nothing was sent).
+	Reason string `json:"reason"`
+	// PromptSource, with reason prompt, says whose prompt it was: shell
+	// (the shell integration's mark), screen (the prompt on the screen
+	// before the send, back again), dialect (the device dialect's), new (a
+	// prompt the program settled at: another program's, or the same
+	// program's changed), learned (the prompt learned at login).
+	PromptSource string `json:"promptSource,omitempty"`
+	// LastLine, with not_ready, is the cursor's line as the screen shows
+	// it: what the session waits at instead of a prompt.
+	LastLine  string `json:"lastLine,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
 	Bytes     int    `json:"bytes,omitempty"` // the whole output's size when truncated
 	TimeoutMs int64  `json:"timeoutMs"`
+	// Previous is how an earlier command that had timed out ended, when
+	// this call waited for its end before sending its own (DONE-3).
+	Previous *Previous `json:"previous,omitempty"`
 }
+
+// Previous is the end of an earlier command that had timed out, awaited by
+// the next call before it sent its own.
+type Previous struct {
+	Command   string `json:"command"`
+	Output    string `json:"output"`
+	Reason    string `json:"reason"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// ErrBusy: the session is still running an earlier command (one that
+// timed out, or another call's) at the end of this call's timeout.
+var ErrBusy = errors.New("busy")
+
+// BusyError says which command holds the session.
+type BusyError struct {
+	Command string
+	Since   time.Duration
+	// Pending: the command timed out and runs on (else another call is
+	// running it now).
+	Pending bool
+}
+
+func (e *BusyError) Error() string {
+	if e.Pending {
+		return fmt.Sprintf("the earlier command %q (sent %s ago) has not finished: nothing was sent; call again with a longer timeoutMs to wait for its end (its output comes back as previous), or with interrupt: true to interrupt it",
+			e.Command, e.Since.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("another run_command is running %q on this session (for %s): nothing was sent; call again when it has returned",
+		e.Command, e.Since.Round(time.Millisecond))
+}
+
+func (e *BusyError) Unwrap() error { return ErrBusy }
 
 // enter is what Enter sends (session.Enter: CR).
 const enter = session.Enter
 
-// endsWait says whether an event ends a command's wait besides a prompt:
-// a question, a login field, or a pager_limit after which the dialect did
-// not leave the pager (with its quit key the device returns to its prompt
-// and the wait goes on).
-func endsWait(e *session.Event) bool {
-	switch b := e.Body.(type) {
-	case *abi.Question, *abi.Login:
-		return true
-	case *abi.PagerLimit:
-		return !b.Quit
-	}
-	return false
+// runner is a session's run_command state: one command at a time, the
+// command that timed out and runs on, and where the last one ended.
+type runner struct {
+	sem chan struct{} // held by the call that runs a command
+
+	mu      sync.Mutex
+	running string    // the command of the call holding sem
+	since   time.Time // when that call started
+	// pending: a command that timed out; its end is awaited by the next
+	// call before that call sends anything (DONE-3).
+	pending *command
+	// ended: where the last command ended at a prompt (ready.go).
+	ended *readiness
+	// replies: the session's count of answers to terminal queries when
+	// the last command was sent (session.Replies).
+	replies uint64
 }
 
-// echoQuiet: without an echo of the command, how long the stream must be
-// quiet before a prompt counts.
-const echoQuiet = 500 * time.Millisecond
+type runnerKey struct{}
 
-// echoAnchor finds where the echo of a command line ends in its raw output:
-// the end of the line holding the command's last characters.
-type echoAnchor struct {
-	tail  []byte
-	on    bool
-	found bool
-	end   uint64 // offset just past the echo line's LF
-	quiet bool
-	// scanned: how much of the collected data was searched in vain.
-	scanned int
+// runners guards making a session's runner once.
+var runners sync.Mutex
+
+func runnerOf(s *session.Session) *runner {
+	runners.Lock()
+	defer runners.Unlock()
+	if r, ok := s.Value(runnerKey{}).(*runner); ok {
+		return r
+	}
+	r := &runner{sem: make(chan struct{}, 1)}
+	s.SetValue(runnerKey{}, r)
+	return r
 }
 
-// echoTail is what identifies the echo: the command's last characters
-// (a long line may be scrolled by the device's line editor, its start
-// replaced by "$").
-func echoTail(cmd string) []byte {
-	t := strings.TrimSpace(cmd)
-	if len(t) > 16 {
-		t = t[len(t)-16:]
-	}
-	return []byte(t)
-}
-
-// echoWindow bounds the search: an echo is among the first bytes after
-// the command was sent.
-const echoWindow = 64 << 10
-
-func (a *echoAnchor) find(c *collector) {
-	if !a.on || a.found || len(a.tail) == 0 {
-		return
-	}
-	d := c.data[:min(len(c.data), echoWindow)]
-	for i := max(0, a.scanned-echoSlack); i < len(d); i++ {
-		if d[i] != a.tail[0] {
-			continue
+// acquire takes the session's command slot, waiting until deadline for a
+// call running one.
+func (r *runner) acquire(ctx context.Context, deadline time.Time, cmd string) error {
+	select {
+	case r.sem <- struct{}{}:
+	default:
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case r.sem <- struct{}{}:
+		case <-t.C:
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return &BusyError{Command: r.running, Since: time.Since(r.since)}
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		k := matchSkippingEscapes(d[i:], a.tail)
-		if k < 0 {
-			continue
-		}
-		j := bytes.IndexByte(d[i+k:], '\n')
-		if j < 0 {
-			return // the echo's line is not complete yet
-		}
-		a.found, a.end = true, c.off+uint64(i+k+j+1)
-		return
 	}
-	a.scanned = len(d)
-	if len(c.data) >= echoWindow {
-		a.on = false // no echo to be found: every prompt counts
-	}
+	r.mu.Lock()
+	r.running, r.since = cmd, time.Now()
+	r.mu.Unlock()
+	return nil
 }
 
-// echoSlack: how far back a search resumes, so that an echo cut by the
-// end of the data is found whole when the rest comes.
-const echoSlack = 512
+func (r *runner) release() { <-r.sem }
 
-// matchSkippingEscapes matches want at the start of d, skipping escape
-// sequences between its characters (a line editor that colours what is
-// typed), and returns the length of d it spans, or -1.
-func matchSkippingEscapes(d, want []byte) int {
-	j := 0
-	for k := 0; k < len(want); {
-		if j >= len(d) {
-			return -1
-		}
-		if d[j] == 0x1b && k > 0 {
-			n := ansi.SeqLen(d[j:])
-			if n <= 0 {
-				return -1 // cut: decided when more comes
-			}
-			j += n
-			continue
-		}
-		if d[j] != want[k] {
-			return -1
-		}
-		j, k = j+1, k+1
-	}
-	return j
-}
-
-// after says whether a prompt at offset counts: after the echo, or
-// always when no echo is looked for.
-func (a *echoAnchor) after(off uint64) bool {
-	return !a.on || len(a.tail) == 0 || a.found && off >= a.end
-}
-
-// collector copies a command's raw output out of the session's ring as it
-// arrives, up to limit bytes, by byte-range reads from off on: the head of
-// the output is what run_command returns, so it must outlive the ring.
-type collector struct {
-	s     *session.Session
-	off   uint64 // offset of data[0]
-	data  []byte
-	limit int
-	full  bool // limit reached, or bytes were evicted before they were copied
-}
-
-func (c *collector) pull() {
-	if c.full {
-		return
-	}
-	next := c.off + uint64(len(c.data))
-	p, start := c.s.ReadRange(next, next+uint64(c.limit-len(c.data)))
-	if evicted := start - next; evicted > 0 {
-		if len(c.data) > 0 {
-			c.full = true // a gap: keep the head
-			return
-		}
-		c.off += evicted
-	}
-	c.data = append(c.data, p...)
-	c.full = len(c.data) >= c.limit
-}
-
-// slice returns the collected bytes in [start, end) and how many bytes of
-// that range were not collected.
-func (c *collector) slice(start, end uint64) ([]byte, uint64) {
-	lo := max(start, c.off)
-	hi := min(end, c.off+uint64(len(c.data)))
-	if hi <= lo {
-		return nil, end - start
-	}
-	return c.data[lo-c.off : hi-c.off], (end - start) - (hi - lo)
-}
-
-// RunCommand sends a command line, waits for the end of its output (the
-// dialect's or the shell's prompt, an expect match, a question, the
-// pager bound, the session's end or the timeout), and returns the output
-// alone: without the echoed command, the pager prompts (the dialect
-// removes them) or the prompt after it, escape sequences removed.
+// RunCommand sends a command line once the session is at a prompt, waits
+// for the end of its output (a prompt, a question, a login field, the
+// pager bound, an expect match, the session's end or the timeout), and
+// returns the output alone: without the echoed command, the pager prompts
+// (the dialect removes them) or the prompt after it, escape sequences
+// removed.
+//
+// A command that timed out is the session's pending command: the next
+// call waits for its end (within its own timeout) before it sends, and
+// returns that end as Previous; at its own timeout it sends nothing and
+// fails with a BusyError. Interrupt ends it at once.
 func RunCommand(ctx context.Context, s *session.Session, o RunOptions) (RunResult, error) {
 	if !s.Alive() {
 		return RunResult{}, s.DisconnectedErr()
 	}
+	timeout := s.WaitCeiling(o.Timeout)
+	deadline := time.Now().Add(timeout)
+	r := runnerOf(s)
+	if err := r.acquire(ctx, deadline, o.Command); err != nil {
+		return RunResult{}, err
+	}
+	defer r.release()
 	// A dialect detected on use joins now (a plain Telnet session's).
 	if err := s.JoinDialect(ctx); err != nil {
 		return RunResult{}, err
 	}
-	if s.HasPlugin(session.DialectPlugin) {
-		o.shape = prepareCommand(ctx, s, o.Timeout, o.Expect != nil)
+	var since *session.Cursor
+	if o.Interrupt {
+		m := s.Mark()
+		if err := s.Interrupt(ctx, "interrupt"); err != nil && !errors.Is(err, session.ErrUnsupported) {
+			return RunResult{}, err
+		}
+		since = &m
+		r.ended = nil
 	}
-	mark := s.Mark()
-	if err := s.Send(ctx, []byte(o.Command+enter)); err != nil {
-		return RunResult{}, err
+	var prev *Previous
+	if c := r.pending; c != nil {
+		c.o.Timeout = time.Until(deadline)
+		res, err := c.finish(ctx)
+		if err != nil {
+			return RunResult{}, err
+		}
+		if !res.ended() {
+			return RunResult{}, &BusyError{Command: c.o.Command, Since: time.Since(c.sent), Pending: true}
+		}
+		r.pending = nil
+		prev = &Previous{Command: c.o.Command, Output: res.Output, Reason: res.Reason, ExitCode: res.ExitCode, Truncated: res.Truncated}
+		if res.Reason == "exit" {
+			// It ended the session: there is nowhere to send this one.
+			return RunResult{Reason: "exit", ExitCode: res.ExitCode, TimeoutMs: timeout.Milliseconds(), Previous: prev}, nil
+		}
+		if res.Reason == "prompt" || res.Reason == "done" {
+			r.ended = c.endedAt(res)
+		}
 	}
-	return commandResult(ctx, s, mark, o)
-}
-
-// command is one command's wait for its end, from the mark taken before
-// it was sent (commandResult's steps).
-type command struct {
-	s    *session.Session
-	mark session.Cursor
-	o    RunOptions
-	// dialect: a dialect plugin is in the chain; then only its prompts
-	// count (a Telnet GA or EOR also follows a pager prompt or a question).
-	dialect bool
-	// col: the output, copied out as it arrives (a long one would
-	// otherwise lose its head to the session's ring before it ends).
-	col collector
-	// anchor: a dialect's prompt ends the command only after the
-	// command's echo: output of an earlier exchange still arriving (after
-	// send_secret or telnet_send) can bring a prompt of its own first. A
-	// device that does not echo the command as typed gets the first
-	// prompt once the stream has been quiet for echoQuiet.
-	anchor echoAnchor
-	// learned: where the output's last line took the learned prompt's
-	// shape (o.shape), when no dialect prompt came.
-	learned struct {
-		found bool
-		off   uint64
-		line  string
-	}
-}
-
-// seen is what the events after the mark said about the command.
-type seen struct {
-	prompt, done, cmd *session.Event
-	promptBody        *abi.Prompt // prompt's body
-	limited           bool        // the pager bound was reached
-	end               uint64      // where the output ends so far (a question or login field cuts it)
-}
-
-// commandResult waits for the end of what was sent after mark (a command
-// line, or a secret) and returns it as RunCommand does: wait, read the
-// events, decide how it ended and where its output lies, cut the output.
-func commandResult(ctx context.Context, s *session.Session, mark session.Cursor, o RunOptions) (RunResult, error) {
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = session.DefaultMaxBytes
-	}
-	c := &command{s: s, mark: mark, o: o, dialect: s.HasPlugin(session.DialectPlugin)}
-	c.col = collector{s: s, off: mark.Off, limit: min(max(4*o.MaxBytes, 1<<20), 16<<20)}
-	c.anchor = echoAnchor{tail: echoTail(o.Command), on: c.dialect}
-	reason, used, err := c.wait(ctx)
+	at, stop, err := ready(ctx, s, r, deadline, since)
 	if err != nil {
 		return RunResult{}, err
 	}
-	res := RunResult{Reason: string(reason), TimeoutMs: used.Milliseconds()}
-	sn := c.scan(&res)
-	c.ending(&res, &sn, reason)
-	c.output(&res, &sn)
+	if stop != nil {
+		stop.TimeoutMs, stop.Previous = timeout.Milliseconds(), prev
+		return *stop, nil
+	}
+	o.at = at
+	if s.HasPlugin(session.DialectPlugin) {
+		if at.source == srcScreen && learned(s) == "" {
+			learn(s, at.prompt)
+		}
+		o.shape = prepareCommand(ctx, s, time.Until(deadline), o.Expect != nil)
+	}
+	o.Timeout = time.Until(deadline)
+	mark := s.Mark()
+	line := o.Command + enter
+	replies := s.Replies()
+	if replies != r.replies && at.source != srcDialect {
+		// Answers to terminal queries went out since the last command: one
+		// its program did not read waits in the prompt line (DONE-5).
+		at.dirty = true
+	}
+	r.replies = replies
+	if at.dirty {
+		// What the session typed into the prompt line on its own (a late
+		// answer to a terminal query) is erased first (DONE-5).
+		line = killLine + line
+	}
+	if err := s.Send(ctx, []byte(line)); err != nil {
+		return RunResult{}, err
+	}
+	c := newCommand(s, mark, o)
+	res, err := c.finish(ctx)
+	if err != nil {
+		return RunResult{}, err
+	}
+	r.ended = nil
+	switch {
+	case !res.ended():
+		r.pending = c
+	case res.Reason == "prompt" || res.Reason == "done":
+		r.ended = c.endedAt(res)
+	}
+	res.TimeoutMs, res.Previous = timeout.Milliseconds(), prev
 	return res, nil
 }
 
-// isPrompt: an event that is a prompt that counts (with a dialect in the
-// chain, only the dialect's).
-func (c *command) isPrompt(e *session.Event) bool {
-	p, ok := e.Body.(*abi.Prompt)
-	return ok && (!c.dialect || p.Source == abi.SourceDialect)
+// killLine erases the line typed so far at a prompt: ^U (readline's
+// unix-line-discard, the terminal's VKILL in canonical mode, and the same
+// in zsh, libedit, linenoise and the vendors' CLIs).
+const killLine = "\x15"
+
+// ended says whether the command's end was seen (anything but a timeout,
+// or a person holding the keyboard).
+func (r RunResult) ended() bool {
+	return r.Reason != "timeout" && r.Reason != "human"
 }
 
-// endsAt: a prompt at off may end the command (after the echo, or the
-// stream was quiet without one).
-func (c *command) endsAt(off uint64) bool {
-	return c.anchor.after(off) || (!c.anchor.found && c.anchor.quiet)
-}
-
-// wait waits until the command ended: a prompt that counts, a question,
-// a login field, the pager bound, the learned prompt, the expect match,
-// the session's end or the timeout.
-func (c *command) wait(ctx context.Context) (session.Reason, time.Duration, error) {
-	spec := session.WaitSpec{Exit: true, Timeout: c.o.Timeout, Until: c.o.Expect, Check: c.stop}
-	if c.anchor.on {
-		spec.Poll = echoQuiet / 2
+// exitCodeOf is the exit status a shell would give a process that ended
+// this way: its code, or 128 plus the number of the signal that killed it.
+func exitCodeOf(s *session.Session, ctx context.Context, d time.Duration) *int {
+	st, ok := s.AwaitExit(ctx, d)
+	if !ok {
+		return nil
 	}
-	reason, used, err := c.s.Wait(ctx, c.mark, spec, true)
-	if reason == session.ReasonMatched && c.o.Expect == nil {
-		reason = session.ReasonPrompt
-	}
-	return reason, used, err
-}
-
-// stop is the wait's check: it copies out what came and says whether an
-// event (or the learned prompt) ended the command. Only events about bytes
-// that came after the send count: a plugin may report a prompt it saw
-// before late (a dialect decides about a held line when more arrives).
-func (c *command) stop() bool {
-	c.col.pull()
-	c.anchor.find(&c.col)
-	c.anchor.quiet = time.Since(c.s.LastRx()) >= echoQuiet
-	evs := c.s.Events(c.mark.Seq)
-	for i := range evs {
-		e := &evs[i]
-		if e.Offset <= c.mark.Off {
-			continue
+	n := st.Code
+	if st.Signal != "" {
+		sig := unix.SignalNum(st.Signal)
+		if sig == 0 {
+			return nil
 		}
-		if endsWait(e) || c.isPrompt(e) && c.endsAt(e.Offset) {
-			return true
-		}
+		n = 128 + int(sig)
 	}
-	if c.o.shape != nil {
-		if line, off, ok := partialLine(c.s, c.mark.Off); ok && off > c.mark.Off && c.endsAt(off) && c.o.shape.matches(line) {
-			c.learned.found, c.learned.off, c.learned.line = true, off, line
-			return true
-		}
-	}
-	return false
-}
-
-// scan reads the events after the mark into res (pages, question, login
-// field, error line, dialect) and returns the prompt, done and command
-// events that bound the output.
-func (c *command) scan(res *RunResult) seen {
-	sn := seen{end: c.s.Mark().Off}
-	evs := c.s.Events(c.mark.Seq)
-	for i := range evs {
-		e := &evs[i]
-		if e.Offset <= c.mark.Off && e.Type != abi.TypeDialect {
-			continue
-		}
-		switch b := e.Body.(type) {
-		case *abi.Command:
-			if sn.cmd == nil && b.Source == abi.SourceShell {
-				sn.cmd = e
-			}
-		case *abi.Pager:
-			// The dialect counts the pages of a command: a long run of
-			// pages outlives the session's event ring.
-			if b.Pages > 0 {
-				res.Pages = max(res.Pages, b.Pages)
-			} else {
-				res.Pages++
-			}
-		case *abi.PagerLimit:
-			res.Pages = max(res.Pages, b.Pages)
-			sn.limited = true
-		case *abi.Question:
-			if res.Question == "" {
-				res.Question = b.Text
-				res.Reason = "question"
-				sn.end = e.Offset
-			}
-		case *abi.Login:
-			if res.Question == "" && res.Field == "" {
-				res.Field = b.Field
-				res.Reason = "login"
-				sn.end = e.Offset
-			}
-		case *abi.Error:
-			if res.Error == "" {
-				res.Error = b.Text
-			}
-		case *abi.Done:
-			if sn.done == nil {
-				sn.done = e
-			}
-		case *abi.Prompt:
-			if sn.prompt == nil && c.isPrompt(e) && c.endsAt(e.Offset) {
-				sn.prompt, sn.promptBody = e, b
-			}
-		case *abi.Dialect:
-			res.Dialect = b.Name
-		}
-	}
-	return sn
-}
-
-// shell: the command ended at a shell integration's prompt.
-func (sn *seen) shell() bool {
-	return sn.promptBody != nil && sn.promptBody.Source == abi.SourceShell
-}
-
-// ending decides the reason the command ended for and where its output
-// ends (sn.end): a question or login field, the prompt (the shell's done
-// mark before it), the learned prompt, or the expect match.
-func (c *command) ending(res *RunResult, sn *seen, reason session.Reason) {
-	shell := sn.shell()
-	switch {
-	case res.Question != "", res.Field != "":
-	case sn.prompt != nil:
-		res.Reason = "prompt"
-		if sn.done != nil && !shell {
-			res.Reason = "done"
-		}
-		sn.end = sn.prompt.Offset
-		if shell && sn.done != nil {
-			sn.end = sn.done.Offset // the end of the output, before the prompt is drawn
-		}
-		promptInto(res, sn.promptBody)
-	case c.learned.found:
-		// No dialect knows this device: its prompt, as learned, ends it.
-		res.Reason, res.Prompt = "prompt", strings.TrimRight(c.learned.line, " \t")
-		sn.end = c.learned.off
-	case reason == session.ReasonMatched && c.o.Expect != nil:
-		res.Reason = "matched"
-	}
-	if sn.limited && res.Question == "" && res.Field == "" {
-		res.Reason = "pager_limit" // and the prompt, if the pager was left
-	}
-}
-
-// promptInto takes what a prompt event says into res.
-func promptInto(res *RunResult, p *abi.Prompt) {
-	res.Prompt, res.Mode, res.Submode, res.Hostname = p.Prompt, p.Mode, p.Submode, p.Hostname
-	if p.Dialect != "" {
-		res.Dialect = p.Dialect
-	}
-	if p.ExitCode != nil {
-		n := *p.ExitCode
-		res.ExitCode = &n
-	}
-}
-
-// output cuts the command's output out of what was collected: from the
-// shell's command mark or the end of the echo's line (else the echo is
-// dropped from the text) to sn.end, the prompt and an expect match left
-// out, at most MaxBytes.
-func (c *command) output(res *RunResult, sn *seen) {
-	shell := sn.shell()
-	start, end := c.mark.Off, sn.end
-	if shell && sn.cmd != nil && sn.cmd.Offset >= start && sn.cmd.Offset <= end {
-		start = sn.cmd.Offset // the shell marked where the command's output starts
-	}
-	echoCut := false
-	if c.anchor.found && c.anchor.end <= end && !shell {
-		start, echoCut = c.anchor.end, true // after the echo's line: nothing before it is this command's
-	}
-	if end < start {
-		end = start
-	}
-	c.col.pull()
-	raw, missing := c.col.slice(start, end)
-	out := strings.ToValidUTF8(clean(raw), "\uFFFD")
-	if !(shell && sn.cmd != nil) && !echoCut {
-		out = dropEcho(out, c.o.Command)
-	}
-	if res.Prompt != "" || (sn.prompt != nil && !shell) {
-		out = dropPrompt(out, res.Prompt)
-	}
-	if c.o.Expect != nil && res.Reason == "matched" {
-		if loc := c.o.Expect.FindStringIndex(out); loc != nil {
-			out = out[:loc[0]]
-		}
-	}
-	if len(out) > c.o.MaxBytes || missing > 0 {
-		// Bytes: the whole output's size (raw bytes never collected
-		// counted as they came).
-		res.Truncated, res.Bytes = true, len(out)+int(missing)
-		out = strings.ToValidUTF8(out[:min(len(out), c.o.MaxBytes)], "")
-	}
-	res.Output = out
-}
-
-// clean turns a terminal byte stream into text as a terminal would show
-// it line by line: escape sequences removed, CR LF and LF end a line, a
-// lone CR returns to the start of the line (what follows overwrites it),
-// backspace moves back one column; trailing blanks of each line dropped,
-// and a last line left blank (a shell's redraw) dropped.
-func clean(p []byte) string {
-	p = ansi.Strip(p)
-	var b strings.Builder
-	b.Grow(len(p))
-	var line []byte
-	col := 0
-	flush := func(nl bool) {
-		l := bytes.TrimRight(line, " \t")
-		if nl || len(l) > 0 {
-			b.Write(l)
-		}
-		if nl {
-			b.WriteByte('\n')
-		}
-		line, col = line[:0], 0
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch c {
-		case '\n':
-			flush(true)
-		case '\r':
-			if i+1 < len(p) && p[i+1] == '\n' {
-				continue
-			}
-			col = 0
-		case '\b':
-			if col > 0 {
-				col--
-			}
-		case 0, 0x07:
-		default:
-			if col < len(line) {
-				line[col] = c
-			} else {
-				line = append(line, c)
-			}
-			col++
-		}
-	}
-	flush(false)
-	return b.String()
-}
-
-// dropEcho removes the echoed command line at the start of the output.
-func dropEcho(out, cmd string) string {
-	first, rest, found := strings.Cut(out, "\n")
-	if strings.TrimSpace(first) == "" && found {
-		// The echo may come after an empty line (a redraw).
-		f2, r2, ok := strings.Cut(rest, "\n")
-		if ok && strings.HasSuffix(strings.TrimRight(f2, " "), strings.TrimSpace(cmd)) {
-			return r2
-		}
-	}
-	if strings.HasSuffix(strings.TrimRight(first, " "), strings.TrimSpace(cmd)) && strings.TrimSpace(cmd) != "" {
-		if !found {
-			return ""
-		}
-		return rest
-	}
-	if strings.TrimSpace(first) == "" && found {
-		// No echo of the text, only of the Enter (a peer echoing in its own
-		// way, or not at all): that empty line is not output.
-		return rest
-	}
-	return out
-}
-
-// dropPrompt removes the prompt the output ends with: the last line when
-// it holds the prompt's text (or, without one, when it has no newline
-// after it).
-func dropPrompt(out, prompt string) string {
-	i := strings.LastIndexByte(out, '\n')
-	last := out[i+1:]
-	if prompt == "" || strings.Contains(last, strings.TrimSpace(prompt)) {
-		return out[:i+1]
-	}
-	return out
+	return &n
 }
 
 // String describes a result for logs.
 func (r RunResult) String() string {
 	return fmt.Sprintf("%s, %d bytes, %d pages", r.Reason, len(r.Output), r.Pages)
+}
+
+// oneLine is text shortened for a message.
+func oneLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
 }

@@ -7,7 +7,7 @@
 // type assertion, as io does with io.WriterTo: WriteDeadliner (sockets,
 // PTYs), Resizer (a PTY's window), Signaler (a process group), Exiter (a
 // process's exit status), Stopper (a graceful stop), Foregrounder (who
-// reads a terminal). Anything kind-specific that must happen on every
+// reads a terminal), InputWaiter (whether that reader waits for input). Anything kind-specific that must happen on every
 // read or write (TCP_QUICKACK on a socket) lives inside the link itself.
 package link
 
@@ -84,6 +84,55 @@ type Foreground struct {
 	// Outsiders are processes of another session that hold the terminal
 	// open, as "pid (exe)".
 	Outsiders []string
+}
+
+// InputWaiter is a link to a terminal that can tell whether the program
+// reading it waits for input right now (a PTY: what the kernel says the
+// foreground process group's leader is blocked in). run_command uses it
+// to tell a prompt from output that merely looks like one, and the screen
+// to tell whether the program that asked a terminal query is still there
+// to read the answer.
+type InputWaiter interface {
+	Awaiting() Awaiting
+}
+
+// Awaiting is what a terminal's foreground program is doing.
+type Awaiting struct {
+	State InputState
+	// Pgid is the foreground process group (0: none could be read);
+	// Leader says it is the group of the terminal's first program (the
+	// shell a session started), not a program that shell runs.
+	Pgid   int
+	Leader bool
+}
+
+// InputState is whether a terminal's foreground program waits for input.
+type InputState int
+
+const (
+	// InputUnknown: it cannot be told (the program waits on several
+	// descriptors at once, or through epoll; /proc cannot be read).
+	InputUnknown InputState = iota
+	// InputWaiting: blocked reading the terminal, or polling it alone.
+	InputWaiting
+	// InputBusy: running, or blocked in something else (a sleep, a
+	// child, a pipe, a lock).
+	InputBusy
+	// InputGone: the group's leader has exited (a zombie, or no longer
+	// there).
+	InputGone
+)
+
+func (s InputState) String() string {
+	switch s {
+	case InputWaiting:
+		return "waiting"
+	case InputBusy:
+		return "busy"
+	case InputGone:
+		return "gone"
+	}
+	return "unknown"
 }
 
 // Stopper is a link to a process that can be stopped gracefully (SPEC

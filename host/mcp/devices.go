@@ -20,6 +20,7 @@ type runIn struct {
 	TimeoutMs int    `json:"timeoutMs,omitempty" jsonschema:"default 30000"`
 	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"default 65536"`
 	Expect    string `json:"expect,omitempty" jsonschema:"regex ending the output (no dialect or shell prompt)"`
+	Interrupt bool   `json:"interrupt,omitempty" jsonschema:"interrupt what runs first (^C), then wait for a fresh prompt"`
 }
 
 const defaultRunTimeout = 30 * time.Second
@@ -40,8 +41,9 @@ type modeIn struct {
 func (s *Server) addDeviceTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name: "run_command",
-		Description: "Run one command; returns its output alone (no echo, pager or prompt), prompt, mode, exitCode, " +
-			"error, reason. A question stops it.",
+		Description: "Run one command once the session is at its prompt; returns its output alone (no echo, pager or " +
+			"prompt), prompt, mode, exitCode, error, reason. A question stops it. An earlier command that timed out is " +
+			"waited for first (its end in previous), or BUSY.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)
@@ -120,7 +122,7 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
-	return device.RunCommand(ctx, sess, device.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect})
+	return device.RunCommand(ctx, sess, device.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect, Interrupt: in.Interrupt})
 }
 
 func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeIn) (any, error) {

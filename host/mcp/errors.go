@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/device"
 	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
@@ -63,6 +64,9 @@ const (
 	// codeHumanControl: a person holds the session's keyboard in the
 	// live view (every voice says it; retryable).
 	codeHumanControl = "HUMAN_CONTROL"
+	// codeBusy: run_command found the session still running an earlier
+	// command at the end of its timeout; nothing was sent (retryable).
+	codeBusy = "BUSY"
 )
 
 // JSON-RPC codes of the SSH tools (SPEC SSH-7).
@@ -88,6 +92,7 @@ const (
 	classInternal
 	classCancelled
 	classHuman
+	classBusy
 )
 
 func classOf(err error) class {
@@ -100,6 +105,8 @@ func classOf(err error) class {
 		return classNotFound
 	case errors.Is(err, session.ErrHumanControl):
 		return classHuman
+	case errors.Is(err, device.ErrBusy):
+		return classBusy
 	case errors.Is(err, session.ErrDisconnected):
 		return classEnded
 	case errors.Is(err, session.ErrLimit):
@@ -116,11 +123,11 @@ func classOf(err error) class {
 // the table's default (testerCodes: INTERNAL_ERROR, rpcCodes: -32000).
 var (
 	testerCodes = map[class]string{classArg: codeInvalidInput, classNotFound: codeSessionNotFound, classEnded: codeSessionDead,
-		classLimit: codeResourceLimit, classInternal: codeInternal, classHuman: codeHumanControl}
+		classLimit: codeResourceLimit, classInternal: codeInternal, classHuman: codeHumanControl, classBusy: codeBusy}
 	rpcCodes = map[class]int64{classArg: rpcInvalidParams, classNotFound: rpcSession, classEnded: rpcSession,
-		classLimit: rpcSession, classInternal: rpcInternal, classHuman: rpcSession}
+		classLimit: rpcSession, classInternal: rpcInternal, classHuman: rpcSession, classBusy: rpcSession}
 	textPrefixes = map[class]string{classLimit: codeResourceLimit + ": ", classInternal: codeInternal + ": ",
-		classHuman: codeHumanControl + ": "}
+		classHuman: codeHumanControl + ": ", classBusy: codeBusy + ": "}
 )
 
 // rpcCode is the SPEC SSH-7 code of an error, with its data: the SSH

@@ -1,5 +1,10 @@
 package session
 
+import (
+	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/sdk/abi"
+)
+
 // The engine's API for the layers built on it (host/device: run_command,
 // set_mode, logins, send_secret). A layer sees a session only through
 // these and the other exported methods: marks (Mark, Oldest), events
@@ -54,3 +59,58 @@ func (s *Session) SetValue(key, v any) {
 	}
 	s.values[key] = v
 }
+
+// ShellState is what a session's shell integration (Spec.ShellMarks) said
+// last: its last prompt, command start and command end events (a zero Seq:
+// none yet). The shell is at its prompt when Prompt is the newest of them.
+type ShellState struct {
+	Prompt, Command, Done Event
+}
+
+// AtPrompt says whether the shell's newest mark is a prompt: it waits for
+// a command line (no command started since it was drawn).
+func (st ShellState) AtPrompt() bool {
+	return st.Prompt.Seq != 0 && st.Prompt.Seq > st.Command.Seq
+}
+
+// note takes in an event as it is recorded.
+func (st *ShellState) note(e Event) {
+	switch b := e.Body.(type) {
+	case *abi.Prompt:
+		if b.Source == abi.SourceShell {
+			st.Prompt = e
+		}
+	case *abi.Command:
+		if b.Source == abi.SourceShell {
+			st.Command = e
+		}
+	case *abi.Done:
+		if b.Source == abi.SourceShell {
+			st.Done = e
+		}
+	}
+}
+
+// Shell is the shell integration's state (zero for a session without it).
+func (s *Session) Shell() ShellState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shell
+}
+
+// Awaiting says whether the program reading the session's terminal waits
+// for input now (link.InputWaiter: a local PTY's foreground program); ok
+// is false where that cannot be known (Telnet, SSH: the program runs on
+// another machine) or the session has ended.
+func (s *Session) Awaiting() (a link.Awaiting, ok bool) {
+	w, ok := s.link.(link.InputWaiter)
+	if !ok || !s.Alive() {
+		return link.Awaiting{}, false
+	}
+	return w.Awaiting(), true
+}
+
+// Replies is how many answers to terminal queries the screen has sent the
+// peer so far; a layer that sees it move while a command ran knows such
+// answers may sit unread at the next prompt.
+func (s *Session) Replies() uint64 { return s.replies.Load() }

@@ -222,6 +222,9 @@ type Session struct {
 	lastActive time.Time
 	events     []Event
 	nextSeq    uint64
+	// shell: the shell integration's last prompt and command events
+	// (ShellState), kept past the event ring.
+	shell      ShellState
 	endErr     error
 	endedAt    time.Time
 	exit       *link.ExitStatus
@@ -261,6 +264,11 @@ type Session struct {
 	asyncBusy  bool
 
 	waiting atomic.Int32 // waits in progress
+
+	// replies counts the screen's answers to terminal queries sent to the
+	// peer, repliesDropped those dropped because the program that asked
+	// was gone (walker.replyWanted).
+	replies, repliesDropped atomic.Uint64
 
 	// rec is the session's recorder (record.go), nil when not recorded;
 	// recPath the path of its current or last recording (guarded by mu);
@@ -542,6 +550,7 @@ func (s *Session) addEventsLocked(evs []Event) {
 			s.events = s.events[:maxEvents-1]
 		}
 		s.events = append(s.events, e)
+		s.shell.note(e)
 	}
 }
 

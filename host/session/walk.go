@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
@@ -103,6 +104,9 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 			w.pend = append(w.pend, step{i: w.cur + 1, dir: abi.Inbound, data: w.keep(p)})
 		} // the screen's output toward the user goes nowhere
 	case abi.ToPeer:
+		if w.cur == s.pastChain() && !w.replyWanted() {
+			return // the program that asked is gone: its answer would be typed into the shell
+		}
 		if w.cur == 0 {
 			w.out = append(w.out, p...)
 			return
@@ -528,4 +532,52 @@ func (s *Session) drainAsync() {
 		s.submit(w.commit(false))
 		s.unlockChain()
 	}
+}
+
+// replyWanted decides about the screen's answer to a terminal query
+// (SPEC DONE-5): it is dropped where the program that asked can no longer
+// read it, so that it is never typed into the shell that runs next. On a
+// terminal that can tell (a local PTY), that is when the foreground
+// group's leader has exited, or when the group is the shell itself while
+// its integration says a command runs (the command's program exited, or
+// it is a builtin, which reads no answer). Everything else is answered
+// (and counted: Replies).
+func (w *walker) replyWanted() bool {
+	s := w.s
+	if iw, ok := s.link.(link.InputWaiter); ok {
+		aw := iw.Awaiting()
+		if aw.State == link.InputGone || aw.Leader && w.shellRunning() {
+			s.repliesDropped.Add(1)
+			return false
+		}
+	}
+	s.replies.Add(1)
+	return true
+}
+
+// shellRunning: the shell integration's newest mark, this walk's events
+// included, is a command's start (C) or end (D), not a prompt.
+func (w *walker) shellRunning() bool {
+	s := w.s
+	s.mu.Lock()
+	st := s.shell
+	s.mu.Unlock()
+	running := st.Command.Seq > st.Prompt.Seq || st.Done.Seq > st.Prompt.Seq
+	for _, e := range w.events {
+		switch b := e.Body.(type) {
+		case *abi.Prompt:
+			if b.Source == abi.SourceShell {
+				running = false
+			}
+		case *abi.Command:
+			if b.Source == abi.SourceShell {
+				running = true
+			}
+		case *abi.Done:
+			if b.Source == abi.SourceShell {
+				running = true
+			}
+		}
+	}
+	return running
 }

@@ -1,0 +1,655 @@
+package device
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/termhost/termhost/host/ansi"
+	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/host/session"
+	"github.com/termhost/termhost/sdk/abi"
+)
+
+// endsWait says whether an event ends a command's wait besides a prompt:
+// a question, a login field, or a pager_limit after which the dialect did
+// not leave the pager (with its quit key the device returns to its prompt
+// and the wait goes on).
+func endsWait(e *session.Event) bool {
+	switch b := e.Body.(type) {
+	case *abi.Question, *abi.Login:
+		return true
+	case *abi.PagerLimit:
+		return !b.Quit
+	}
+	return false
+}
+
+// echoQuiet: without an echo of the command, how long the stream must be
+// quiet before a prompt counts.
+const echoQuiet = 500 * time.Millisecond
+
+// echoAnchor finds where the echo of a command line ends in its raw output:
+// the end of the line holding the command's last characters.
+type echoAnchor struct {
+	tail  []byte
+	on    bool
+	found bool
+	end   uint64 // offset just past the echo line's LF
+	quiet bool
+	// scanned: how much of the collected data was searched in vain.
+	scanned int
+}
+
+// echoTail is what identifies the echo: the command's last characters
+// (a long line may be scrolled by the device's line editor, its start
+// replaced by "$").
+func echoTail(cmd string) []byte {
+	t := strings.TrimSpace(cmd)
+	if len(t) > 16 {
+		t = t[len(t)-16:]
+	}
+	return []byte(t)
+}
+
+// echoWindow bounds the search: an echo is among the first bytes after
+// the command was sent.
+const echoWindow = 64 << 10
+
+func (a *echoAnchor) find(c *collector) {
+	if !a.on || a.found || len(a.tail) == 0 {
+		return
+	}
+	d := c.data[:min(len(c.data), echoWindow)]
+	for i := max(0, a.scanned-echoSlack); i < len(d); i++ {
+		if d[i] != a.tail[0] {
+			continue
+		}
+		k := matchSkippingEscapes(d[i:], a.tail)
+		if k < 0 {
+			continue
+		}
+		j := bytes.IndexByte(d[i+k:], '\n')
+		if j < 0 {
+			return // the echo's line is not complete yet
+		}
+		a.found, a.end = true, c.off+uint64(i+k+j+1)
+		return
+	}
+	a.scanned = len(d)
+	if len(c.data) >= echoWindow {
+		a.on = false // no echo to be found: every prompt counts
+	}
+}
+
+// echoSlack: how far back a search resumes, so that an echo cut by the
+// end of the data is found whole when the rest comes.
+const echoSlack = 512
+
+// matchSkippingEscapes matches want at the start of d, skipping escape
+// sequences between its characters (a line editor that colours what is
+// typed), and returns the length of d it spans, or -1.
+func matchSkippingEscapes(d, want []byte) int {
+	j := 0
+	for k := 0; k < len(want); {
+		if j >= len(d) {
+			return -1
+		}
+		if d[j] == 0x1b && k > 0 {
+			n := ansi.SeqLen(d[j:])
+			if n <= 0 {
+				return -1 // cut: decided when more comes
+			}
+			j += n
+			continue
+		}
+		if d[j] != want[k] {
+			return -1
+		}
+		j, k = j+1, k+1
+	}
+	return j
+}
+
+// after says whether a prompt at offset counts: after the echo, or
+// always when no echo is looked for.
+func (a *echoAnchor) after(off uint64) bool {
+	return !a.on || len(a.tail) == 0 || a.found && off >= a.end
+}
+
+// collector copies a command's raw output out of the session's ring as it
+// arrives, up to limit bytes, by byte-range reads from off on: the head of
+// the output is what run_command returns, so it must outlive the ring.
+type collector struct {
+	s     *session.Session
+	off   uint64 // offset of data[0]
+	data  []byte
+	limit int
+	full  bool // limit reached, or bytes were evicted before they were copied
+}
+
+func (c *collector) pull() {
+	if c.full {
+		return
+	}
+	next := c.off + uint64(len(c.data))
+	p, start := c.s.ReadRange(next, next+uint64(c.limit-len(c.data)))
+	if evicted := start - next; evicted > 0 {
+		if len(c.data) > 0 {
+			c.full = true // a gap: keep the head
+			return
+		}
+		c.off += evicted
+	}
+	c.data = append(c.data, p...)
+	c.full = len(c.data) >= c.limit
+}
+
+// slice returns the collected bytes in [start, end) and how many bytes of
+// that range were not collected.
+func (c *collector) slice(start, end uint64) ([]byte, uint64) {
+	lo := max(start, c.off)
+	hi := min(end, c.off+uint64(len(c.data)))
+	if hi <= lo {
+		return nil, end - start
+	}
+	return c.data[lo-c.off : hi-c.off], (end - start) - (hi - lo)
+}
+
+// command is one command's wait for its end, from the mark taken before
+// it was sent (finish's steps). A command that timed out keeps its state:
+// the next call resumes its wait (RunCommand's pending command).
+type command struct {
+	s    *session.Session
+	mark session.Cursor
+	o    RunOptions
+	sent time.Time
+	// dialect: a dialect plugin is in the chain; then only its prompts
+	// (and the shell integration's) count among prompt events (a Telnet
+	// GA or EOR also follows a pager prompt or a question).
+	dialect bool
+	// col: the output, copied out as it arrives (a long one would
+	// otherwise lose its head to the session's ring before it ends).
+	col collector
+	// anchor: a prompt on a line ends the command only after the
+	// command's echo: output of an earlier exchange still arriving (after
+	// send_secret or telnet_send) can bring a prompt of its own first, and
+	// the prompt the command was typed at is on the screen until the echo
+	// moves past it. A peer that does not echo the command as typed gets
+	// the first prompt once the stream has been quiet for echoQuiet.
+	anchor echoAnchor
+	// line: where the output's last line, unfinished (the program waits
+	// after it), ended the command: the prompt learned before the send
+	// (source screen), the login prompt's shape (learned), or a new
+	// prompt the program settled at (new).
+	line struct {
+		source string
+		off    uint64
+		text   string
+	}
+}
+
+// seen is what the events after the mark said about the command.
+type seen struct {
+	prompt, done, cmd *session.Event
+	promptBody        *abi.Prompt // prompt's body
+	limited           bool        // the pager bound was reached
+	end               uint64      // where the output ends so far (a question or login field cuts it)
+}
+
+// newCommand starts the wait for the end of what was sent after mark (a
+// command line, or a secret).
+func newCommand(s *session.Session, mark session.Cursor, o RunOptions) *command {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = session.DefaultMaxBytes
+	}
+	c := &command{s: s, mark: mark, o: o, sent: time.Now(), dialect: s.HasPlugin(session.DialectPlugin)}
+	c.col = collector{s: s, off: mark.Off, limit: min(max(4*o.MaxBytes, 1<<20), 16<<20)}
+	c.anchor = echoAnchor{tail: echoTail(o.Command), on: true}
+	return c
+}
+
+// commandResult waits for the end of what was sent after mark (a command
+// line, or a secret) and returns it as RunCommand does.
+func commandResult(ctx context.Context, s *session.Session, mark session.Cursor, o RunOptions) (RunResult, error) {
+	return newCommand(s, mark, o).finish(ctx)
+}
+
+// finish waits (for c.o.Timeout), reads the events, decides how the
+// command ended and where its output lies, and cuts the output. Called
+// again on a command that timed out, it waits on from where it was.
+func (c *command) finish(ctx context.Context) (RunResult, error) {
+	reason, used, err := c.wait(ctx)
+	if err != nil {
+		return RunResult{}, err
+	}
+	res := RunResult{Reason: string(reason), TimeoutMs: used.Milliseconds()}
+	sn := c.scan(&res)
+	c.ending(&res, &sn, reason)
+	c.output(&res, &sn)
+	if res.Reason == "exit" && res.ExitCode == nil {
+		// The command ended the program: its exit status is the command's
+		// (collected just after the session ends).
+		res.ExitCode = exitCodeOf(c.s, ctx, exitWait)
+	}
+	return res, nil
+}
+
+// exitWait bounds the wait for a process's exit status once its session
+// has ended.
+const exitWait = 2 * time.Second
+
+// endedAt is where the session stood after the command ended at a prompt:
+// the next command is sent at once while nothing more came.
+func (c *command) endedAt(res RunResult) *readiness {
+	at := &readiness{source: c.o.at.source, prompt: c.o.at.prompt, off: c.s.Mark().Off}
+	switch {
+	case res.PromptSource == srcShell:
+		at.source, at.prompt = srcShell, ""
+	case res.PromptSource == srcDialect && res.Prompt != "":
+		at.source, at.prompt = srcDialect, res.Prompt
+	case c.line.source != "":
+		at.source, at.prompt = srcScreen, c.line.text
+	case res.Prompt != "":
+		at.source, at.prompt = srcScreen, res.Prompt
+	}
+	if at.source == srcScreen && at.prompt == "" {
+		return nil
+	}
+	return at
+}
+
+// isPrompt: an event that is a prompt that counts (with a dialect in the
+// chain, only the dialect's and the shell integration's).
+func (c *command) isPrompt(e *session.Event) bool {
+	p, ok := e.Body.(*abi.Prompt)
+	return ok && (!c.dialect || p.Source == abi.SourceDialect || p.Source == abi.SourceShell)
+}
+
+// promptEnds: a prompt event at off ends the command. The shell
+// integration's marks need no echo (the shell marks a new prompt only
+// after a command line); a dialect's prompt must follow the echo, or the
+// stream was quiet without one; any other (a Telnet GA) counts as it
+// always has.
+func (c *command) promptEnds(e *session.Event) bool {
+	p := e.Body.(*abi.Prompt)
+	switch {
+	case p.Source == abi.SourceShell:
+		return true
+	case c.dialect:
+		return c.afterEcho(e.Offset)
+	}
+	return true
+}
+
+// afterEcho: a prompt at off comes after the command's echo, or the stream
+// has been quiet without one.
+func (c *command) afterEcho(off uint64) bool {
+	return c.anchor.after(off) || (!c.anchor.found && c.anchor.quiet && off > c.mark.Off)
+}
+
+// linePoll: how often a wait looks again at an unfinished last line that
+// may be a prompt the program settled at (its quiet time counts).
+const linePoll = 20 * time.Millisecond
+
+// wait waits until the command ended: a prompt that counts, a question,
+// a login field, the pager bound, the learned prompt, the expect match,
+// the session's end or the timeout.
+func (c *command) wait(ctx context.Context) (session.Reason, time.Duration, error) {
+	spec := session.WaitSpec{Exit: true, Timeout: c.o.Timeout, Until: c.o.Expect, Check: c.stop, Poll: linePoll}
+	if c.o.Timeout <= 0 {
+		// No time left (a pending command looked at once more).
+		if c.stop() {
+			return session.ReasonPrompt, 0, nil
+		}
+		if !c.s.Alive() {
+			return session.ReasonExit, 0, nil
+		}
+		return session.ReasonTimeout, 0, nil
+	}
+	reason, used, err := c.s.Wait(ctx, c.mark, spec, true)
+	if reason == session.ReasonMatched && c.o.Expect == nil {
+		reason = session.ReasonPrompt
+	}
+	return reason, used, err
+}
+
+// stop is the wait's check: it copies out what came and says whether an
+// event or the output's unfinished last line ended the command. Only
+// events about bytes that came after the send count: a plugin may report a
+// prompt it saw before late (a dialect decides about a held line when
+// more arrives).
+func (c *command) stop() bool {
+	c.col.pull()
+	c.anchor.find(&c.col)
+	quiet := time.Since(c.s.LastRx())
+	c.anchor.quiet = quiet >= echoQuiet
+	evs := c.s.Events(c.mark.Seq)
+	for i := range evs {
+		e := &evs[i]
+		if e.Offset <= c.mark.Off && !(e.Offset == c.mark.Off && isShellPrompt(e)) {
+			continue
+		}
+		if endsWait(e) || c.isPrompt(e) && c.promptEnds(e) {
+			return true
+		}
+	}
+	if c.line.source != "" {
+		return true
+	}
+	if c.o.Expect != nil {
+		return false // the caller's pattern ends it
+	}
+	line, off, ok := partialLine(c.s, c.mark.Off)
+	if !ok || off <= c.mark.Off || !c.afterEcho(off) {
+		return false
+	}
+	switch {
+	case c.o.at.source == srcScreen && c.o.at.prompt != "" && sameLine(line, c.o.at.prompt):
+		c.line.source = srcScreen
+	case c.o.shape != nil && c.o.shape.matches(line):
+		c.line.source = srcLearned
+	case settled(c.s, line, quiet, c.o.at.source == srcShell):
+		c.line.source = srcNew
+	default:
+		return false
+	}
+	c.line.off, c.line.text = off, strings.TrimRight(line, " \t")
+	return true
+}
+
+// isShellPrompt: the shell integration's prompt (drawn after the command
+// line was read: its offset may be the mark's when nothing was echoed).
+func isShellPrompt(e *session.Event) bool {
+	p, ok := e.Body.(*abi.Prompt)
+	return ok && p.Source == abi.SourceShell
+}
+
+// sameLine: the output's unfinished last line is the prompt learned before
+// the send (the same text; a program's output left unfinished before it,
+// as `printf x` leaves, is allowed in front).
+func sameLine(line, prompt string) bool {
+	l, p := strings.TrimRight(line, " \t"), strings.TrimRight(prompt, " \t")
+	return p != "" && strings.HasSuffix(l, p)
+}
+
+// Quiet times after which an unfinished last line that looks like a
+// prompt is taken for one the program settled at: where the terminal says
+// its program waits for input (a local PTY), almost at once; where it
+// cannot say (Telnet, SSH, a program polling more than its terminal),
+// after newPromptQuiet; an integrated shell's own prompt without its mark
+// (PS1 replaced by the user), after shellQuiet.
+const (
+	waitingQuiet   = 10 * time.Millisecond
+	newPromptQuiet = 500 * time.Millisecond
+	shellQuiet     = time.Second
+)
+
+// settled: the unfinished last line looks like a prompt and the program
+// waits at it.
+func settled(s *session.Session, line string, quiet time.Duration, shell bool) bool {
+	if !promptish(line) {
+		return false
+	}
+	need := newPromptQuiet
+	if aw, ok := s.Awaiting(); ok {
+		switch aw.State {
+		case link.InputBusy, link.InputGone:
+			return false
+		case link.InputWaiting:
+			need = waitingQuiet
+		}
+		if shell && aw.Leader {
+			need = shellQuiet // its own mark is on the way
+		}
+	}
+	return quiet >= need
+}
+
+// promptEnd: how a prompt's last characters look: a shell's $, # or %, a
+// REPL's or CLI's >, ], a debugger's (gdb), and Python's continuation
+// "...".
+var promptEnd = regexp.MustCompile(`(?:[>#$%\]]|\((?:gdb|Pdb|lldb)\)|^\.\.\.)\s*$`)
+
+// promptish: text that looks like a prompt and is no login field.
+func promptish(t string) bool {
+	t = strings.TrimRight(t, " \t")
+	return t != "" && len(t) <= maxLearned && promptEnd.MatchString(t) && !loginUser.MatchString(t) && !loginPass.MatchString(t)
+}
+
+// scan reads the events after the mark into res (pages, question, login
+// field, error line, dialect) and returns the prompt, done and command
+// events that bound the output.
+func (c *command) scan(res *RunResult) seen {
+	sn := seen{end: c.s.Mark().Off}
+	evs := c.s.Events(c.mark.Seq)
+	for i := range evs {
+		e := &evs[i]
+		if e.Offset <= c.mark.Off && e.Type != abi.TypeDialect && !(e.Offset == c.mark.Off && isShellPrompt(e)) {
+			continue
+		}
+		switch b := e.Body.(type) {
+		case *abi.Command:
+			if sn.cmd == nil && b.Source == abi.SourceShell {
+				sn.cmd = e
+			}
+		case *abi.Pager:
+			// The dialect counts the pages of a command: a long run of
+			// pages outlives the session's event ring.
+			if b.Pages > 0 {
+				res.Pages = max(res.Pages, b.Pages)
+			} else {
+				res.Pages++
+			}
+		case *abi.PagerLimit:
+			res.Pages = max(res.Pages, b.Pages)
+			sn.limited = true
+		case *abi.Question:
+			if res.Question == "" && sn.prompt == nil {
+				res.Question = b.Text
+				res.Reason = "question"
+				sn.end = e.Offset
+			}
+		case *abi.Login:
+			if res.Question == "" && res.Field == "" && sn.prompt == nil {
+				res.Field = b.Field
+				res.Reason = "login"
+				sn.end = e.Offset
+			}
+		case *abi.Error:
+			if res.Error == "" {
+				res.Error = b.Text
+			}
+		case *abi.Done:
+			if sn.done == nil && sn.prompt == nil {
+				sn.done = e
+			}
+		case *abi.Prompt:
+			if sn.prompt == nil && res.Question == "" && res.Field == "" && c.isPrompt(e) && c.promptEnds(e) {
+				sn.prompt, sn.promptBody = e, b
+			}
+		case *abi.Dialect:
+			res.Dialect = b.Name
+		}
+	}
+	return sn
+}
+
+// shell: the command ended at a shell integration's prompt.
+func (sn *seen) shell() bool {
+	return sn.promptBody != nil && sn.promptBody.Source == abi.SourceShell
+}
+
+// ending decides the reason the command ended for and where its output
+// ends (sn.end): a question or login field, the prompt (the shell's done
+// mark before it), the unfinished last line that ended it, or the expect
+// match.
+func (c *command) ending(res *RunResult, sn *seen, reason session.Reason) {
+	shell := sn.shell()
+	switch {
+	case res.Question != "", res.Field != "":
+	case sn.prompt != nil && (c.line.source == "" || sn.prompt.Offset <= c.line.off):
+		res.Reason = "prompt"
+		if sn.done != nil && !shell {
+			res.Reason = "done"
+		}
+		res.PromptSource = string(sn.promptBody.Source)
+		sn.end = sn.prompt.Offset
+		if shell && sn.done != nil {
+			sn.end = sn.done.Offset // the end of the output, before the prompt is drawn
+		}
+		promptInto(res, sn.promptBody)
+	case c.line.source != "":
+		res.Reason, res.PromptSource, res.Prompt = "prompt", c.line.source, c.line.text
+		sn.end = c.line.off
+		sn.prompt = nil
+	case reason == session.ReasonMatched && c.o.Expect != nil:
+		res.Reason = "matched"
+	}
+	if sn.limited && res.Question == "" && res.Field == "" {
+		res.Reason = "pager_limit" // and the prompt, if the pager was left
+	}
+}
+
+// promptInto takes what a prompt event says into res.
+func promptInto(res *RunResult, p *abi.Prompt) {
+	res.Prompt, res.Mode, res.Submode, res.Hostname = p.Prompt, p.Mode, p.Submode, p.Hostname
+	if p.Dialect != "" {
+		res.Dialect = p.Dialect
+	}
+	if p.ExitCode != nil {
+		n := *p.ExitCode
+		res.ExitCode = &n
+	}
+}
+
+// output cuts the command's output out of what was collected: from the
+// shell's command mark or the end of the echo's line (else the echo is
+// dropped from the text) to sn.end, the prompt and an expect match left
+// out, at most MaxBytes.
+func (c *command) output(res *RunResult, sn *seen) {
+	shell := sn.shell()
+	start, end := c.mark.Off, sn.end
+	marked := false
+	if sn.cmd != nil && sn.cmd.Offset >= start && sn.cmd.Offset <= end && (!c.anchor.found || sn.cmd.Offset >= c.anchor.end) {
+		start, marked = sn.cmd.Offset, true // the shell marked where the command's output starts
+	}
+	echoCut := false
+	if !marked && c.anchor.found && c.anchor.end <= end {
+		start, echoCut = c.anchor.end, true // after the echo's line: nothing before it is this command's
+	}
+	if end < start {
+		end = start
+	}
+	c.col.pull()
+	raw, missing := c.col.slice(start, end)
+	out := strings.ToValidUTF8(clean(raw), "\uFFFD")
+	if !marked && !echoCut {
+		out = dropEcho(out, c.o.Command)
+	}
+	if res.Prompt != "" || (sn.prompt != nil && !shell) || (shell && sn.done == nil) {
+		// The prompt's line ends the output (a shell's prompt mark with no
+		// command's end before it, as after a line that did not parse:
+		// the prompt was drawn after the output).
+		out = dropPrompt(out, res.Prompt)
+	}
+	if c.o.Expect != nil && res.Reason == "matched" {
+		if loc := c.o.Expect.FindStringIndex(out); loc != nil {
+			out = out[:loc[0]]
+		}
+	}
+	if len(out) > c.o.MaxBytes || missing > 0 {
+		// Bytes: the whole output's size (raw bytes never collected
+		// counted as they came).
+		res.Truncated, res.Bytes = true, len(out)+int(missing)
+		out = strings.ToValidUTF8(out[:min(len(out), c.o.MaxBytes)], "")
+	}
+	res.Output = out
+}
+
+// clean turns a terminal byte stream into text as a terminal would show
+// it line by line: escape sequences removed, CR LF and LF end a line, a
+// lone CR returns to the start of the line (what follows overwrites it),
+// backspace moves back one column; trailing blanks of each line dropped,
+// and a last line left blank (a shell's redraw) dropped.
+func clean(p []byte) string {
+	p = ansi.Strip(p)
+	var b strings.Builder
+	b.Grow(len(p))
+	var line []byte
+	col := 0
+	flush := func(nl bool) {
+		l := bytes.TrimRight(line, " \t")
+		if nl || len(l) > 0 {
+			b.Write(l)
+		}
+		if nl {
+			b.WriteByte('\n')
+		}
+		line, col = line[:0], 0
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch c {
+		case '\n':
+			flush(true)
+		case '\r':
+			if i+1 < len(p) && p[i+1] == '\n' {
+				continue
+			}
+			col = 0
+		case '\b':
+			if col > 0 {
+				col--
+			}
+		case 0, 0x07:
+		default:
+			if col < len(line) {
+				line[col] = c
+			} else {
+				line = append(line, c)
+			}
+			col++
+		}
+	}
+	flush(false)
+	return b.String()
+}
+
+// dropEcho removes the echoed command line at the start of the output.
+func dropEcho(out, cmd string) string {
+	first, rest, found := strings.Cut(out, "\n")
+	if strings.TrimSpace(first) == "" && found {
+		// The echo may come after an empty line (a redraw).
+		f2, r2, ok := strings.Cut(rest, "\n")
+		if ok && strings.HasSuffix(strings.TrimRight(f2, " "), strings.TrimSpace(cmd)) {
+			return r2
+		}
+	}
+	if strings.HasSuffix(strings.TrimRight(first, " "), strings.TrimSpace(cmd)) && strings.TrimSpace(cmd) != "" {
+		if !found {
+			return ""
+		}
+		return rest
+	}
+	if strings.TrimSpace(first) == "" && found {
+		// No echo of the text, only of the Enter (a peer echoing in its own
+		// way, or not at all): that empty line is not output.
+		return rest
+	}
+	return out
+}
+
+// dropPrompt removes the prompt the output ends with: the last line when
+// it holds the prompt's text (or, without one, when it has no newline
+// after it).
+func dropPrompt(out, prompt string) string {
+	i := strings.LastIndexByte(out, '\n')
+	last := out[i+1:]
+	if prompt == "" || strings.Contains(last, strings.TrimSpace(prompt)) {
+		return out[:i+1]
+	}
+	return out
+}
