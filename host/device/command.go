@@ -209,7 +209,7 @@ func RunCommand(ctx context.Context, s *session.Session, o RunOptions) (RunResul
 	var since *session.Cursor
 	if o.Interrupt {
 		m := s.Mark()
-		if err := s.Interrupt(ctx, "interrupt"); err != nil && !errors.Is(err, session.ErrUnsupported) {
+		if err := interrupt(ctx, s); err != nil {
 			return RunResult{}, err
 		}
 		since = &m
@@ -282,6 +282,20 @@ func RunCommand(ctx context.Context, s *session.Session, o RunOptions) (RunResul
 	}
 	res.TimeoutMs, res.Previous = timeout.Milliseconds(), prev
 	return res, nil
+}
+
+// interrupt interrupts what the session's program runs: SIGINT to a local
+// terminal's foreground group; on Telnet and SSH, ^C typed into the remote
+// terminal, whose line discipline signals its foreground job (Telnet's IAC
+// IP is ignored by BusyBox's telnetd and most devices).
+func interrupt(ctx context.Context, s *session.Session) error {
+	if s.Kind == session.KindPTY {
+		if err := s.Interrupt(ctx, "interrupt"); err != nil && !errors.Is(err, session.ErrUnsupported) {
+			return err
+		}
+		return nil
+	}
+	return s.Send(ctx, []byte{0x03})
 }
 
 // killLine erases the line typed so far at a prompt: ^U (readline's

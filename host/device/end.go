@@ -463,7 +463,7 @@ func (c *command) scan(res *RunResult) seen {
 				res.Error = b.Text
 			}
 		case *abi.Done:
-			if sn.done == nil && sn.prompt == nil {
+			if sn.done == nil && (sn.prompt == nil || e.Offset <= sn.prompt.Offset) {
 				sn.done = e
 			}
 		case *abi.Prompt:

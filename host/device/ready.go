@@ -89,7 +89,7 @@ func ready(ctx context.Context, s *session.Session, r *runner, deadline time.Tim
 	} else if p.check() {
 		return p.at, p.stop, nil
 	}
-	row, _ := cursorLine(ctx, s)
+	row, _, _ := cursorLine(ctx, s)
 	return readiness{}, &RunResult{Reason: "not_ready", LastLine: strings.TrimRight(row, " ")}, nil
 }
 
@@ -125,9 +125,14 @@ func (p *prober) check() bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	row, ok := cursorLine(ctx, s)
+	row, alt, ok := cursorLine(ctx, s)
 	if !ok {
 		return false
+	}
+	if alt && quiet >= readyQuiet {
+		// A full-screen program (the alternate screen) has no command line.
+		p.stop = &RunResult{Reason: "not_ready", LastLine: "(a full-screen program is running: use send_keys, or interrupt: true)"}
+		return true
 	}
 	if s.HasPlugin(session.DialectPlugin) {
 		if info, err := Info(ctx, s); err == nil {
@@ -202,25 +207,26 @@ func typedAfter(s *session.Session, from, to uint64) bool {
 }
 
 // cursorLine is the screen's line at the cursor, up to the cursor (the
-// blank a prompt ends with kept); without a screen, the output's
-// unfinished last line.
-func cursorLine(ctx context.Context, s *session.Session) (string, bool) {
+// blank a prompt ends with kept), and whether the alternate screen is
+// shown; without a screen, the output's unfinished last line.
+func cursorLine(ctx context.Context, s *session.Session) (line string, alt, ok bool) {
 	if !s.HasScreen() {
 		line, _, ok := partialLine(s, 0)
-		return line, ok
+		return line, false, ok
 	}
 	b, err := s.Screen(ctx, []byte(`{"op":"screen","format":"plain"}`))
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
 	var rep struct {
-		Cursor struct{ Row, Col int } `json:"cursor"`
-		Lines  []string               `json:"lines"`
+		Cursor    struct{ Row, Col int } `json:"cursor"`
+		AltScreen bool                   `json:"altScreen"`
+		Lines     []string               `json:"lines"`
 	}
 	if json.Unmarshal(b, &rep) != nil || rep.Cursor.Row < 0 || rep.Cursor.Row >= len(rep.Lines) {
-		return "", false
+		return "", false, false
 	}
-	return upToColumn(rep.Lines[rep.Cursor.Row], rep.Cursor.Col), true
+	return upToColumn(rep.Lines[rep.Cursor.Row], rep.Cursor.Col), rep.AltScreen, true
 }
 
 // upToColumn is a row's text in its first col cells, blank-padded.
