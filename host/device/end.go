@@ -351,7 +351,7 @@ func (c *command) stop() bool {
 		c.line.source = srcScreen
 	case c.o.shape != nil && c.o.shape.matches(line):
 		c.line.source = srcLearned
-	case settled(c.s, line, quiet, c.o.at.source == srcShell):
+	case settled(c.s, line, quiet, c.o.at.source == srcShell, endsBlank(c.s)):
 		c.line.source = srcNew
 	default:
 		return false
@@ -388,30 +388,34 @@ const (
 )
 
 // settled: the unfinished last line looks like a prompt and the program
-// waits at it.
-func settled(s *session.Session, line string, quiet time.Duration, shell bool) bool {
+// waits at it. Where nobody can say whether the program waits (Telnet,
+// SSH, a program polling more than its terminal), the line must also end
+// with a blank, as prompts do and a stalled progress bar ("[####",
+// "[Working]") does not.
+func settled(s *session.Session, line string, quiet time.Duration, shell, blank bool) bool {
 	if !promptish(line) {
 		return false
 	}
 	need := newPromptQuiet
+	known := false
 	if aw, ok := s.Awaiting(); ok {
 		switch aw.State {
 		case link.InputBusy, link.InputGone:
 			return false
 		case link.InputWaiting:
-			need = waitingQuiet
+			need, known = waitingQuiet, true
 		}
 		if shell && aw.Leader {
 			need = shellQuiet // its own mark is on the way
 		}
 	}
-	return quiet >= need
+	return quiet >= need && (known || blank)
 }
 
-// promptEnd: how a prompt's last characters look: a shell's $, # or %, a
-// REPL's or CLI's >, ], a debugger's (gdb), and Python's continuation
-// "...".
-var promptEnd = regexp.MustCompile(`(?:[>#$%\]]|\((?:gdb|Pdb|lldb)\)|^\.\.\.)\s*$`)
+// promptEnd: how a prompt's last characters look: a shell's $, # or % (not
+// a percentage), a REPL's or CLI's >, ], a debugger's (gdb), and Python's
+// continuation "...".
+var promptEnd = regexp.MustCompile(`(?:[>#$\]]|(?:^|[^\d.])%|\((?:gdb|Pdb|lldb)\)|^\.\.\.)\s*$`)
 
 // promptish: text that looks like a prompt and is no login field.
 func promptish(t string) bool {

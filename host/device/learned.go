@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/termhost/termhost/host/ansi"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -112,6 +113,16 @@ func partialLine(s *session.Session, from uint64) (line string, off uint64, ok b
 		return "", 0, false
 	}
 	return tail, start + uint64(i+1), true
+}
+
+// endsBlank says whether the output ends with a blank, escape sequences
+// aside: prompts end with one ("$ ", ">>> "); a progress bar or a
+// percentage waiting for more rarely does.
+func endsBlank(s *session.Session) bool {
+	head := s.Mark().Off
+	p, _ := s.ReadRange(head-min(head, 64), head)
+	p = ansi.Strip(p)
+	return len(p) > 0 && (p[len(p)-1] == ' ' || p[len(p)-1] == '\t')
 }
 
 // armCommand tells the dialect plugin that the next line sent is

@@ -153,14 +153,14 @@ func (p *prober) check() bool {
 		// The last command's prompt, with text typed after it that nobody
 		// typed (an answer to a terminal query the program that asked
 		// never read).
-		if rest, ok := strings.CutPrefix(row, e.prompt); ok && strings.TrimSpace(rest) != "" && waits(s, quiet) {
+		if rest, ok := strings.CutPrefix(row, e.prompt); ok && strings.TrimSpace(rest) != "" && waits(s, quiet, true) {
 			p.at = readiness{source: e.source, prompt: e.prompt, off: head.Off, dirty: true}
 			return true
 		}
 	}
 	switch {
 	case promptish(row):
-		if waits(s, quiet) {
+		if waits(s, quiet, strings.HasSuffix(row, " ") || s.HasPlugin(session.DialectPlugin)) {
 			p.at = readiness{source: srcScreen, prompt: row, off: head.Off}
 			return true
 		}
@@ -183,8 +183,10 @@ var questionLine = regexp.MustCompile(`(?i)(\[(y/n|yes/no|y/n/q)\]|\((y/n|yes/no
 
 // waits says whether the program waits at the line now on the cursor: a
 // local PTY's foreground program blocked reading its terminal (after a
-// moment for the rest of a burst), else a line still for readyQuiet.
-func waits(s *session.Session, quiet time.Duration) bool {
+// moment for the rest of a burst), else a line still for readyQuiet that
+// looks enough like a prompt (plausible: it ends with a blank, or the
+// session is a device's, whose prompts often do not).
+func waits(s *session.Session, quiet time.Duration, plausible bool) bool {
 	if aw, ok := s.Awaiting(); ok {
 		switch aw.State {
 		case link.InputWaiting:
@@ -193,7 +195,7 @@ func waits(s *session.Session, quiet time.Duration) bool {
 			return false
 		}
 	}
-	return quiet >= readyQuiet
+	return quiet >= readyQuiet && plausible
 }
 
 // typedAfter says whether the output after a shell's prompt mark holds

@@ -113,6 +113,15 @@ type pipeLink struct {
 	signals []string
 	stops   [][2]time.Duration
 	exit    chan link.ExitStatus
+	// awaiting is what Awaiting reports (a link.InputState; leader in
+	// the next bit).
+	awaiting atomic.Int32
+}
+
+// Awaiting reports the state a test set (link.InputWaiter).
+func (l *pipeLink) Awaiting() link.Awaiting {
+	v := l.awaiting.Load()
+	return link.Awaiting{State: link.InputState(v & 0xff), Pgid: 1, Leader: v&0x100 != 0}
 }
 
 func (l *pipeLink) Resize(cols, rows int) error {

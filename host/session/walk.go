@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -76,6 +77,7 @@ type walker struct {
 	markArena int
 
 	screenOff uint64 // the buffer offset the screen has been fed up to
+	fedFrom   uint64 // the offset of scratch[0] while the screen is fed
 	notText   bool   // bytes staged since screenOff are not all text (stageBuf)
 	feedAll   bool   // this walk gives the screen everything held back (catchUpScreen)
 	scratch   []byte
@@ -257,6 +259,7 @@ func (w *walker) feedScreen() bool {
 		return false
 	}
 	w.scratch = s.buf.ReadStaged(w.scratch[:0], w.screenOff)
+	w.fedFrom = w.screenOff
 	w.screenOff, w.notText = end, false
 	w.calls++
 	w.begin(s.pastChain())
@@ -567,7 +570,11 @@ func (w *walker) shellRunning() bool {
 		switch b := e.Body.(type) {
 		case *abi.Prompt:
 			if b.Source == abi.SourceShell {
-				running = false
+				// A query drawn with the prompt is the shell's own only
+				// if it comes after it: an escape follows the prompt's
+				// place in what the screen was fed.
+				running = e.Offset >= w.fedFrom && e.Offset-w.fedFrom <= uint64(len(w.scratch)) &&
+					bytes.IndexByte(w.scratch[e.Offset-w.fedFrom:], 0x1b) < 0
 			}
 		case *abi.Command:
 			if b.Source == abi.SourceShell {
