@@ -56,7 +56,7 @@ const readyQuiet = 300 * time.Millisecond
 
 // readyPoll: how often readiness looks again while nothing arrives (a
 // line's quiet time counts).
-const readyPoll = 25 * time.Millisecond
+const readyPoll = 10 * time.Millisecond
 
 // interruptQuiet: after an interrupt, how long readiness waits for the
 // program to answer it (a new prompt) before it takes the session as it is.
@@ -122,6 +122,9 @@ func (p *prober) check() bool {
 	}
 	if p.since != nil && head.Off == p.since.Off && time.Since(p.start) < interruptQuiet {
 		return false // the interrupt's answer is on its way
+	}
+	if quiet < waitingQuiet {
+		return false // output is arriving: looked at again once it pauses (readyPoll)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
