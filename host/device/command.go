@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -330,16 +329,4 @@ func exitCodeOf(s *session.Session, ctx context.Context, d time.Duration) *int {
 // String describes a result for logs.
 func (r RunResult) String() string {
 	return fmt.Sprintf("%s, %d bytes, %d pages", r.Reason, len(r.Output), r.Pages)
-}
-
-// oneLine is text shortened for a message.
-func oneLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
 }

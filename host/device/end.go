@@ -244,7 +244,7 @@ const exitWait = 2 * time.Second
 // endedAt is where the session stood after the command ended at a prompt:
 // the next command is sent at once while nothing more came.
 func (c *command) endedAt(res RunResult) *readiness {
-	at := &readiness{source: c.o.at.source, prompt: c.o.at.prompt, off: c.s.Mark().Off}
+	at := &readiness{source: c.o.at.source, prompt: c.o.at.prompt, off: c.s.Mark().Off, sends: c.s.Sends()}
 	switch {
 	case res.PromptSource == srcShell:
 		at.source, at.prompt = srcShell, ""

@@ -44,6 +44,7 @@ type readiness struct {
 	source string // srcShell, srcDialect or srcScreen
 	prompt string // the prompt's text (the cursor's line up to the cursor)
 	off    uint64 // the output's end when it was seen
+	sends  uint64 // the session's count of sends then (session.Sends)
 	// dirty: the prompt line holds text that was not the prompt's (typed
 	// by the session itself: late answers to terminal queries), erased
 	// before the command.
@@ -67,8 +68,8 @@ const interruptQuiet = 500 * time.Millisecond
 // A non-nil result ends the call without sending (not_ready, login,
 // question, exit).
 func ready(ctx context.Context, s *session.Session, r *runner, deadline time.Time, since *session.Cursor) (readiness, *RunResult, error) {
-	if since == nil && r.ended != nil && s.Mark().Off == r.ended.off {
-		return *r.ended, nil, nil
+	if since == nil && r.ended != nil && s.Mark().Off == r.ended.off && s.Sends() == r.ended.sends {
+		return *r.ended, nil, nil // nothing came and nobody typed since the last command ended at its prompt
 	}
 	p := prober{s: s, r: r, since: since, start: time.Now()}
 	if left := time.Until(deadline); left > 0 {

@@ -114,3 +114,8 @@ func (s *Session) Awaiting() (a link.Awaiting, ok bool) {
 // peer so far; a layer that sees it move while a command ran knows such
 // answers may sit unread at the next prompt.
 func (s *Session) Replies() uint64 { return s.replies.Load() }
+
+// Sends is how many times input was sent to the session so far (by any
+// tool or person): a layer that remembers where the session stood knows
+// from it whether anyone typed since.
+func (s *Session) Sends() uint64 { return s.sends.Load() }

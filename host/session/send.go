@@ -39,6 +39,7 @@ func (s *Session) send(ctx context.Context, p []byte, vet, human bool, shown []b
 			return err
 		}
 	}
+	s.sends.Add(1)
 	if vet && s.lineCheck != nil && s.lineCheck.Active() {
 		return s.sendChecked(ctx, p) // linecheck.go
 	}

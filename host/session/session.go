@@ -269,6 +269,8 @@ type Session struct {
 	// peer, repliesDropped those dropped because the program that asked
 	// was gone (walker.replyWanted).
 	replies, repliesDropped atomic.Uint64
+	// sends counts the sends of input (Sends).
+	sends atomic.Uint64
 
 	// rec is the session's recorder (record.go), nil when not recorded;
 	// recPath the path of its current or last recording (guarded by mu);

@@ -5,6 +5,9 @@
 //	ESC ] 133 ; B ST        prompt ends, input starts
 //	ESC ] 133 ; C ST        the command starts running
 //	ESC ] 133 ; D ; code ST the command finished with an exit code
+//	ESC ] 133 ; S ; code ST termhost's own, where a shell has no hook around
+//	                        a command (POSIX sh): $? as the prompt is drawn,
+//	                        before its A, whether or not a command ran
 //
 // ST is ESC \ or BEL. The scanner is sans-IO: Scan takes one chunk and
 // reports the bytes to keep and the marks at their positions in them; a
@@ -21,8 +24,8 @@ const MaxMark = 128
 
 // Mark is one shell-integration mark.
 type Mark struct {
-	Kind byte // 'A', 'B', 'C', 'D' (others are reported as they come)
-	// Code is D's exit code; HasCode says whether D carried one.
+	Kind byte // 'A', 'B', 'C', 'D', 'S' (others are reported as they come)
+	// Code is D's or S's exit code; HasCode says whether it carried one.
 	Code    int
 	HasCode bool
 	// At is the mark's position in the output Scan returned.
@@ -134,15 +137,15 @@ func terminator(p []byte) (int, int) {
 	return -1, 0
 }
 
-// parse reads "A", "B", "C", "D;code" and their optional extra ";k=v"
-// parameters.
+// parse reads "A", "B", "C", "D;code", "S;code" and their optional extra
+// ";k=v" parameters.
 func parse(body []byte, at int) Mark {
 	m := Mark{At: at}
 	if len(body) == 0 {
 		return m
 	}
 	m.Kind = body[0]
-	if m.Kind == 'D' && len(body) > 2 && body[1] == ';' {
+	if (m.Kind == 'D' || m.Kind == 'S') && len(body) > 2 && body[1] == ';' {
 		code, neg, ok := 0, false, false
 		for _, c := range body[2:] {
 			if c == '-' && !ok && !neg {

@@ -29,6 +29,8 @@ func TestScan(t *testing.T) {
 		{"out\r\n\x1b]133;D;1\x07\x1b]133;A\x07", "out\r\n", "D:5:1 A:5"},
 		{"\x1b]133;D;-2\x1b\\", "", "D:0:-2"},
 		{"\x1b]133;D\x1b\\", "", "D:0"},
+		{"\x1b]133;S;127\x07\x1b]133;A\x07# \x1b]133;B\x07", "# ", "S:0:127 A:0 B:2"},
+		{"\x1b]133;S\x07", "", "S:0"},
 		{"\x1b]133;C;cmdline=ls\x1b\\x", "x", "C:0"},
 		{"\x1b]0;title\x07", "\x1b]0;title\x07", ""},     // other OSC untouched
 		{"\x1b[31mred\x1b[0m", "\x1b[31mred\x1b[0m", ""}, // CSI untouched
@@ -92,11 +94,11 @@ func TestSplitAnywhere(t *testing.T) {
 				stream = append(stream, text...)
 				want = append(want, text...)
 			default:
-				kind := rapid.SampledFrom([]byte("ABCD")).Draw(t, "kind")
+				kind := rapid.SampledFrom([]byte("ABCDS")).Draw(t, "kind")
 				st := rapid.SampledFrom([]string{"\x07", "\x1b\\"}).Draw(t, "st")
 				m := Mark{Kind: kind, At: len(want)}
 				body := string(kind)
-				if kind == 'D' {
+				if kind == 'D' || kind == 'S' {
 					m.Code, m.HasCode = rapid.IntRange(0, 255).Draw(t, "code"), true
 					body += fmt.Sprintf(";%d", m.Code)
 				}
