@@ -253,7 +253,7 @@ func RunCommand(ctx context.Context, s *session.Session, o RunOptions) (RunResul
 	mark := s.Mark()
 	line := o.Command + enter
 	replies := s.Replies()
-	if replies != r.replies && at.source != srcDialect {
+	if replies != r.replies && !at.device {
 		// Answers to terminal queries went out since the last command: one
 		// its program did not read waits in the prompt line (DONE-5).
 		at.dirty = true

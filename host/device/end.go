@@ -188,6 +188,9 @@ type command struct {
 		source string
 		off    uint64
 		text   string
+		// before: the line's text before the prompt (output the command
+		// left without a final newline, the prompt drawn after it).
+		before string
 	}
 }
 
@@ -249,7 +252,7 @@ func (c *command) endedAt(res RunResult) *readiness {
 	case res.PromptSource == srcShell:
 		at.source, at.prompt = srcShell, ""
 	case res.PromptSource == srcDialect && res.Prompt != "":
-		at.source, at.prompt = srcDialect, res.Prompt
+		at.source, at.prompt, at.device = srcDialect, res.Prompt, res.Dialect != "linux"
 	case c.line.source != "":
 		at.source, at.prompt = srcScreen, c.line.text
 	case res.Prompt != "":
@@ -357,6 +360,12 @@ func (c *command) stop() bool {
 		return false
 	}
 	c.line.off, c.line.text = off, strings.TrimRight(line, " \t")
+	if c.line.source == srcScreen {
+		// The prompt ends the line: what is before it is output.
+		p := strings.TrimRight(c.o.at.prompt, " \t")
+		c.line.before = strings.TrimSuffix(c.line.text, p)
+		c.line.text = p
+	}
 	return true
 }
 
@@ -505,6 +514,13 @@ func (c *command) ending(res *RunResult, sn *seen, reason session.Reason) {
 			sn.end = sn.done.Offset // the end of the output, before the prompt is drawn
 		}
 		promptInto(res, sn.promptBody)
+		// A dialect reads its prompt from the line's start: output left
+		// without a final newline is before it ("M-4root@vm:~#" after
+		// `printf M-4` at "root@vm:~#"). The prompt the command was typed
+		// at, ending the line, tells where it starts.
+		if p := strings.TrimRight(c.o.at.prompt, " \t"); !shell && p != "" && len(res.Prompt) > len(p) && strings.HasSuffix(res.Prompt, p) {
+			c.line.before, res.Prompt = strings.TrimSuffix(res.Prompt, p), p
+		}
 	case c.line.source != "":
 		res.Reason, res.PromptSource, res.Prompt = "prompt", c.line.source, c.line.text
 		sn.end = c.line.off
@@ -559,6 +575,7 @@ func (c *command) output(res *RunResult, sn *seen) {
 		// the prompt was drawn after the output).
 		out = dropPrompt(out, res.Prompt)
 	}
+	out += c.line.before // the output's unfinished last line, before the prompt on it
 	if c.o.Expect != nil && res.Reason == "matched" {
 		if loc := c.o.Expect.FindStringIndex(out); loc != nil {
 			out = out[:loc[0]]

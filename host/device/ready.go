@@ -43,6 +43,9 @@ const (
 type readiness struct {
 	source string // srcShell, srcDialect or srcScreen
 	prompt string // the prompt's text (the cursor's line up to the cursor)
+	// device: the dialect is a network device's (not linux): ^U is sent
+	// there only to erase what the screen shows was typed.
+	device bool
 	off    uint64 // the output's end when it was seen
 	sends  uint64 // the session's count of sends then (session.Sends)
 	// dirty: the prompt line holds text that was not the prompt's (typed
@@ -148,7 +151,7 @@ func (p *prober) check() bool {
 				p.stop = &RunResult{Reason: "login", Field: info.Login, LastLine: row}
 				return true
 			case info.Prompt != "" && strings.TrimRight(row, " ") == strings.TrimRight(info.Prompt, " "):
-				p.at = readiness{source: srcDialect, prompt: info.Prompt, off: head.Off}
+				p.at = readiness{source: srcDialect, prompt: info.Prompt, off: head.Off, device: info.Dialect != "linux"}
 				return true
 			}
 		}

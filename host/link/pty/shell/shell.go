@@ -312,7 +312,12 @@ ZDOTDIR=$__TERMHOST_DIR
 `
 
 // zshRC: the user's .zshrc, then the hooks. Our precmd runs first (for $?),
-// a last one wraps PS1 after themes have rebuilt it. The user's ZDOTDIR is
+// a last one wraps PS1 after themes have rebuilt it. zsh does PROMPT_SP
+// (the end-of-line mark and a line of blanks that moves the prompt off a
+// line a command left unfinished) before any precmd, so after a command
+// that printed no final newline it would land before the D mark, inside
+// the command's output: our precmd does it instead, after D, and keeps
+// the option off while the user's setting asks for it. The user's ZDOTDIR is
 // restored, so .zlogin and later files are theirs.
 const zshRC = `ZDOTDIR=$__termhost_user_zdotdir
 unset __termhost_user_zdotdir __TERMHOST_ZDOTDIR __TERMHOST_DIR
@@ -323,6 +328,11 @@ __termhost_precmd() {
   local s=$?
   if [[ -n $__termhost_ran ]]; then printf '\e]133;D;%s\e\\' $s; fi
   __termhost_ran=
+  if [[ -n $__termhost_sp ]] && [[ -o prompt_cr ]]; then
+    print -Pn -- "${PROMPT_EOL_MARK-%B%S%#%s%b}"
+    printf '%*s\r \r' $(( COLUMNS > 1 ? COLUMNS - 1 : 0 )) ''
+  fi
+  if [[ -o prompt_sp ]]; then __termhost_sp=1; unsetopt prompt_sp; fi
   return $s
 }
 __termhost_preexec() { __termhost_ran=1; printf '\e]133;C\e\\'; }
