@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/internal/testutil"
 	"github.com/termhost/termhost/internal/wasmhost"
 	"github.com/termhost/termhost/sdk/abi"
 )
@@ -87,10 +88,24 @@ func TestScreenRepliesOnlyToWhoAsked(t *testing.T) {
 	answered(false)               //
 	write(peer, "B\x1b[6n")       // a query after the prompt is the shell's own
 	answered(true)                //
-	if n := s.Replies(); n != 3 {
-		t.Errorf("Replies = %d, want 3 (the answers sent)", n)
+	write(peer, "C")              // another command
+	set(link.InputBusy, false)    // its program asks, then works
+	write(peer, "\x1b[6n")        //
+	set(link.InputWaiting, false) // …then reads
+	answered(true)                // the held answer goes out
+	set(link.InputBusy, false)    // a program asks and exits:
+	write(peer, "\x1b[6n")        // while it exits it is busy,
+	set(link.InputGone, false)    // then gone
+	answered(false)               // the held answer is dropped
+	set(link.InputBusy, false)    // one that asks and works on
+	write(peer, "\x1b[6n")        //
+	answered(true)                // gets its answer after replyHold
+	if n := s.Replies(); n != 5 {
+		t.Errorf("Replies = %d, want 5 (the answers sent)", n)
 	}
-	if st := s.Shell(); !st.AtPrompt() {
+	write(peer, "B")
+	if !testutil.Poll(5*time.Second, func() bool { return s.Shell().AtPrompt() }) {
+		st := s.Shell()
 		t.Errorf("ShellState %+v: not at its prompt", st)
 	}
 }

@@ -271,6 +271,11 @@ type Session struct {
 	replies, repliesDropped atomic.Uint64
 	// sends counts the sends of input (Sends).
 	sends atomic.Uint64
+	// Answers to terminal queries held until the program that asked is
+	// known to read them (replies.go); guarded by mu.
+	held      [][]byte
+	heldBytes int
+	holding   bool
 
 	// rec is the session's recorder (record.go), nil when not recorded;
 	// recPath the path of its current or last recording (guarded by mu);

@@ -1,13 +1,11 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/termhost/termhost/host/link"
 	"github.com/termhost/termhost/sdk/abi"
 )
 
@@ -78,6 +76,7 @@ type walker struct {
 
 	screenOff uint64 // the buffer offset the screen has been fed up to
 	fedFrom   uint64 // the offset of scratch[0] while the screen is fed
+	replying  bool   // a held answer to a terminal query goes out now (replies.go)
 	notText   bool   // bytes staged since screenOff are not all text (stageBuf)
 	feedAll   bool   // this walk gives the screen everything held back (catchUpScreen)
 	scratch   []byte
@@ -106,8 +105,8 @@ func (w *walker) Emit(stream abi.Stream, p []byte) {
 			w.pend = append(w.pend, step{i: w.cur + 1, dir: abi.Inbound, data: w.keep(p)})
 		} // the screen's output toward the user goes nowhere
 	case abi.ToPeer:
-		if w.cur == s.pastChain() && !w.replyWanted() {
-			return // the program that asked is gone: its answer would be typed into the shell
+		if w.cur == s.pastChain() && !w.replying && !w.replyNow(p) {
+			return // dropped (the program that asked is gone), or held until it is known
 		}
 		if w.cur == 0 {
 			w.out = append(w.out, p...)
@@ -473,6 +472,9 @@ func (s *Session) inbound(p []byte) *batch {
 type asyncOut struct {
 	i   int
 	ems []abi.Emission
+	// reply: the screen's held answers to terminal queries, let go
+	// (replies.go).
+	reply bool
 }
 
 // maxAsync bounds the bytes of such output waiting for the chain.
@@ -493,7 +495,7 @@ func (s *Session) async(i int, ems []abi.Emission) {
 		s.log.Warn("plugin output made outside a chunk dropped: too much is waiting", "bytes", n)
 		return
 	}
-	s.asyncQ = append(s.asyncQ, asyncOut{i, ems})
+	s.asyncQ = append(s.asyncQ, asyncOut{i: i, ems: ems})
 	s.asyncBytes += n
 	start := !s.asyncBusy
 	s.asyncBusy = true
@@ -526,65 +528,15 @@ func (s *Session) drainAsync() {
 		w.reset()
 		for _, o := range q {
 			w.begin(o.i)
+			w.replying = o.reply
 			for _, e := range o.ems {
 				w.Emit(e.Stream, e.Data)
 			}
+			w.replying = false
 			w.queue(step{}, false)
 			w.run()
 		}
 		s.submit(w.commit(false))
 		s.unlockChain()
 	}
-}
-
-// replyWanted decides about the screen's answer to a terminal query
-// (SPEC DONE-5): it is dropped where the program that asked can no longer
-// read it, so that it is never typed into the shell that runs next. On a
-// terminal that can tell (a local PTY), that is when the foreground
-// group's leader has exited, or when the group is the shell itself while
-// its integration says a command runs (the command's program exited, or
-// it is a builtin, which reads no answer). Everything else is answered
-// (and counted: Replies).
-func (w *walker) replyWanted() bool {
-	s := w.s
-	if iw, ok := s.link.(link.InputWaiter); ok {
-		aw := iw.Awaiting()
-		if aw.State == link.InputGone || aw.Leader && w.shellRunning() {
-			s.repliesDropped.Add(1)
-			return false
-		}
-	}
-	s.replies.Add(1)
-	return true
-}
-
-// shellRunning: the shell integration's newest mark, this walk's events
-// included, is a command's start (C) or end (D), not a prompt.
-func (w *walker) shellRunning() bool {
-	s := w.s
-	s.mu.Lock()
-	st := s.shell
-	s.mu.Unlock()
-	running := st.Command.Seq > st.Prompt.Seq || st.Done.Seq > st.Prompt.Seq
-	for _, e := range w.events {
-		switch b := e.Body.(type) {
-		case *abi.Prompt:
-			if b.Source == abi.SourceShell {
-				// A query drawn with the prompt is the shell's own only
-				// if it comes after it: an escape follows the prompt's
-				// place in what the screen was fed.
-				running = e.Offset >= w.fedFrom && e.Offset-w.fedFrom <= uint64(len(w.scratch)) &&
-					bytes.IndexByte(w.scratch[e.Offset-w.fedFrom:], 0x1b) < 0
-			}
-		case *abi.Command:
-			if b.Source == abi.SourceShell {
-				running = true
-			}
-		case *abi.Done:
-			if b.Source == abi.SourceShell {
-				running = true
-			}
-		}
-	}
-	return running
 }

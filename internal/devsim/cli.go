@@ -2,6 +2,7 @@ package devsim
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -194,8 +195,21 @@ func (c *session) execute(line string) (quit bool) {
 		}
 	}
 	c.curLine = line
+	if e := c.s.cfg.EndlessCommand; e != "" && line == e && !c.pf.noPager {
+		c.pageN(math.MaxInt, endlessLine)
+		return c.closing
+	}
 	c.p.run(c, line)
 	return c.closing
+}
+
+// endlessLine is line i of Config.EndlessCommand's output: numbered, of
+// lengths from 18 to 150 characters, so that pages counted in rows
+// (pagerRows) end inside lines as well as between them.
+func endlessLine(i int) string {
+	const words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud exercitation ullamco"
+	l := fmt.Sprintf("endless %09d ", i)
+	return l + words[:(i*37)%133]
 }
 
 // table is the command table of the current mode.
@@ -468,13 +482,34 @@ func (c *session) emit(lines []string) {
 // line, anything else (q) stops. An interrupt stops the output; if the
 // pager consumed it, "^C" has been printed, otherwise the interrupt is
 // still queued.
+//
+// With the profile's pagerRows the page is counted in rows of the
+// window's width (NAWS) as FRR's vty counts them: a row ends at the
+// line's end or with the character in the last column, so a long line
+// takes several, and a page may end inside one: the pager prompt then
+// comes right after the cut, and the rest of the line after its erase.
 func (c *session) pageN(n int, line func(i int) string) {
+	width := 0
+	if c.pf.pagerRows {
+		width = c.width()
+	}
 	shown := 0
 	for i := 0; i < n; i++ {
 		if c.intrPending() {
 			return
 		}
-		c.line(line(i))
+		l := line(i)
+		for width > 0 && len(l) >= width && c.pageLen > 0 && !c.noMore {
+			c.text(l[:width])
+			l = l[width:]
+			if shown++; shown < c.pageLen {
+				continue
+			}
+			if !c.more(&shown, i, n) {
+				return
+			}
+		}
+		c.line(l)
 		if err := c.flush(); err != nil {
 			return
 		}
@@ -482,29 +517,46 @@ func (c *session) pageN(n int, line func(i int) string) {
 		if c.pageLen <= 0 || c.noMore || shown < c.pageLen || i == n-1 {
 			continue
 		}
-		pager := strings.ReplaceAll(c.pf.pager, "{pct}", strconv.Itoa(int(int64(i+1)*100/int64(n))))
-		c.prompt(pager)
-		erase := c.pf.pagerErase
-		if erase == "" {
-			erase = "\r" + strings.Repeat(" ", len(pager)) + "\r"
-		}
-		ev, err := c.next()
-		if err != nil {
-			return
-		}
-		c.text(erase)
-		switch {
-		case ev.kind == evIntr:
-			c.text("^C\r\n")
-			return
-		case ev.b == ' ':
-			shown = 0
-		case ev.b == '\r' || ev.b == '\n':
-			shown = c.pageLen - 1
-		case c.pf.pagerDump != 0 && (ev.b|0x20) == c.pf.pagerDump:
-			shown, c.noMore = 0, true
-		default:
+		if !c.more(&shown, i, n) {
 			return
 		}
 	}
+}
+
+// more shows the pager prompt after line i of n and reads the key:
+// false when the output stops there. shown is the rows shown on the page
+// so far; the next page starts.
+func (c *session) more(shown *int, i, n int) bool {
+	pager := strings.ReplaceAll(c.pf.pager, "{pct}", strconv.Itoa(int(int64(i+1)*100/int64(n))))
+	c.prompt(pager)
+	erase := c.pf.pagerErase
+	if erase == "" {
+		erase = "\r" + strings.Repeat(" ", len(pager)) + "\r"
+	}
+	ev, err := c.next()
+	if err != nil {
+		return false
+	}
+	c.text(erase)
+	switch {
+	case ev.kind == evIntr:
+		c.text("^C\r\n")
+		return false
+	case ev.b == ' ':
+		*shown = 0
+	case ev.b == '\r' || ev.b == '\n':
+		*shown = c.pageLen - 1
+	case c.pf.pagerDump != 0 && (ev.b|0x20) == c.pf.pagerDump:
+		*shown, c.noMore = 0, true
+	default:
+		return false
+	}
+	return true
+}
+
+// width is the client's window width (NAWS), 0 if it sent none.
+func (c *session) width() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info.Width
 }

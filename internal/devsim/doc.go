@@ -66,8 +66,10 @@
 // Long output (show interfaces, show running-config) is paged with
 // " --More-- " every Config.PageLines lines: space shows the next page,
 // Enter one more line, q (or any other key) stops; the pager prompt is
-// erased with CR, blanks, CR. Output is deterministic: the clock starts at
-// a fixed instant (DefaultClockStart) and uptime at a fixed value.
+// erased with CR, blanks, CR. Config.EndlessCommand names a command that
+// pages without end (tests of a client's pager bound). Output is
+// deterministic: the clock starts at a fixed instant (DefaultClockStart)
+// and uptime at a fixed value.
 //
 // # Layers
 //
@@ -92,7 +94,9 @@
 //	                   (config-if)#; "--More--"; reload "(y/n)?  [n] "; "% Invalid command at '^' marker."
 //	arista_eos         "edge-r1 login: " → "edge-r1>", enable → "edge-r1#"; " --More-- " erased with
 //	                   BS/space/BS; reload "[confirm]"; "% Invalid input"; "| no-more"
-//	frr                "Password: " only → "edge-r1>", enable, conf t; " --More-- ";
+//	frr                "Password: " only → "edge-r1>", enable, conf t; " --More-- " and a NUL,
+//	                   erased with BS/space/BS, pages counted in rows of the NAWS width
+//	                   (a long line is cut by the pager, as zebra's vty does);
 //	                   "% Unknown command: LINE"; write memory
 //	juniper_junos      "login: " "Password:" → "admin@edge-r1> "; configure → "[edit]" line +
 //	                   "admin@edge-r1# "; edit/up/top/set/commit [confirmed]/exit (asks when

@@ -528,7 +528,11 @@ func newFRR() *profile {
 			writeMemory("Write configuration to the file (same as write file)", save),
 		},
 	}.profile(&profile{
-		pager:        " --More-- ",
+		// FRR's vty: " --More-- " and a NUL, wiped with backspaces; pages
+		// in rows of the window's width, so a long line may be cut.
+		pager:        " --More-- \x00",
+		pagerErase:   strings.Repeat("\b", 10) + strings.Repeat(" ", 10) + strings.Repeat("\b", 10),
+		pagerRows:    true,
 		enableFailed: "% Bad enable passwords, too many failures!",
 		banner:       "\nHello, this is FRRouting (version 9.1).\nCopyright 1996-2005 Kunihiro Ishiguro, et al.\n\n",
 		loginHeader:  "\nUser Access Verification\n\n",

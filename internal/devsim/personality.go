@@ -49,6 +49,9 @@ type profile struct {
 	pagerDump  byte   // a key that shows the rest without pausing (RouterOS D)
 	noMorePipe bool   // "| no-more" at the end of a line disables paging for it
 	noPager    bool   // output is never paged (Linux)
+	// pagerRows: pages are counted in rows of the window's width, and a
+	// page may end inside a long line (FRR's vty; see pageN).
+	pagerRows bool
 
 	exec, config, configIf []*command
 }

@@ -53,6 +53,12 @@ type Config struct {
 	// header; default 200 (about ten pages). Tests of the pager bound set
 	// it huge: the lines are made as they are sent.
 	LogBuffer int
+	// EndlessCommand, when set, is a command line (as typed, e.g. "show
+	// endless") that every personality with a pager answers with numbered
+	// lines without end, through its pager: a device that pages forever
+	// (tests of the pager bound). Lines are 18 to 150 characters, so an
+	// FRR device (pages in rows of the window's width) also cuts lines.
+	EndlessCommand string
 	// Personality selects the vendor CLI the device imitates: "cisco_ios"
 	// (the default), "cisco_nxos", "juniper_junos", "arista_eos", "huawei",
 	// "mikrotik_routeros", "frr" or "linux" (see Personalities and doc.go).

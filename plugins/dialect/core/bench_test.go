@@ -71,26 +71,48 @@ func bulk(n, chunk int) [][]byte {
 	return chunks
 }
 
+// frrList returns zebra's `list` at 40 columns as captured
+// (testdata/frr/list-40.trace): the reads after the command, six pages,
+// five of them ending inside a line.
+func frrList(b *testing.B) [][]byte {
+	steps, _ := frrTrace(b, "list-40.trace")
+	var chunks [][]byte
+	for i, st := range steps {
+		if st.Out == "list\r\n" {
+			for _, st := range steps[i+1:] {
+				chunks = append(chunks, []byte(st.In))
+			}
+		}
+	}
+	return chunks
+}
+
 // BenchmarkScanner: one command's output through a Scanner whose dialect
 // was detected from a prompt, as in a session. "paged": 10 pages of
 // show running-config in 1 KiB chunks, each pager answered and its erase
 // sequence removed, then the prompt (done). "bulk": 64 KiB of routes in
-// 4 KiB chunks (the pager off), then the prompt. One op is one command.
+// 4 KiB chunks (the pager off), then the prompt. "frr-cut": zebra's list
+// at 40 columns (its pagers cut lines); "frr-bulk": the routes through
+// the frr dialect (a pager cutting a line is looked for at the end of
+// every chunk). One op is one command.
 func BenchmarkScanner(b *testing.B) {
 	for _, c := range []struct {
 		name   string
+		prompt string
 		cmd    string
 		chunks [][]byte
 	}{
-		{"paged", "show running-config\r", showRun(10, 1024)},
-		{"bulk", "show ip route\r", bulk(64<<10, 4096)},
+		{"paged", "\r\nR1#", "show running-config\r", showRun(10, 1024)},
+		{"bulk", "\r\nR1#", "show ip route\r", bulk(64<<10, 4096)},
+		{"frr-cut", "Hello, this is FRRouting (version 8.4.4).\r\n\r\nfrr-test> ", "list\r", frrList(b)},
+		{"frr-bulk", "Hello, this is FRRouting (version 8.4.4).\r\n\r\nR1# ", "show ip route\r", bulk(64<<10, 4096)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			sc := New()
 			sink := &countSink{}
-			feed(sc, []byte("\r\nR1#"), sink)
-			if sc.Info().Dialect != "cisco_ios" {
-				b.Fatal("no dialect")
+			feed(sc, []byte(c.prompt), sink)
+			if want := map[bool]string{true: "frr", false: "cisco_ios"}[strings.HasPrefix(c.name, "frr")]; sc.Info().Dialect != want {
+				b.Fatalf("dialect %q", sc.Info().Dialect)
 			}
 			n := 0
 			for _, ch := range c.chunks {

@@ -1,9 +1,10 @@
 package core
 
 // eraser removes what a device sends after a pager was answered to wipe
-// the pager prompt: backspaces, CRs, blanks and cursor/erase escape
-// sequences (ESC[K, ESC[nD ..., and SGR resets). Blanks are only dropped
-// when an erase element follows them: indentation of the next line stays.
+// the pager prompt: backspaces, CRs, blanks, NULs (FRR's prompt ends with
+// one) and cursor/erase escape sequences (ESC[K, ESC[nD ..., and SGR
+// resets). Blanks are only dropped when an erase element follows them:
+// indentation of the next line stays.
 // It lives in State (its fields are the state's "erase", "ebuf" and
 // "escLen"), so a run split across chunks goes on in the next.
 type eraser struct {
@@ -42,6 +43,8 @@ func (e *eraser) run(p []byte, buf *[]byte) []byte {
 			return e.end(p[k:], buf)
 		}
 		switch c {
+		case 0:
+			continue
 		case '\b':
 			e.EBuf = e.EBuf[:0]
 			continue

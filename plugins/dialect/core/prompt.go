@@ -41,6 +41,27 @@ func (s *Scanner) classify(tv []byte) {
 	s.guess(tv)
 }
 
+// classifiable: classify would report tv (a login field, a question or a
+// prompt of the dialect); it reports nothing itself.
+func (s *Scanner) classifiable(tv []byte) bool {
+	t := bytes.TrimRight(tv, " \t")
+	if len(t) == 0 || !s.tab.ends[t[len(t)-1]] {
+		return false
+	}
+	for _, l := range s.d.login {
+		if l.re.Match(tv) && (l.unless == "" || !bytes.HasPrefix(tv, []byte(l.unless))) {
+			return true
+		}
+	}
+	for _, q := range s.d.questions {
+		if q.Match(tv) {
+			return true
+		}
+	}
+	_, ok := parsePrompt(s.d, tv, s.st.Hostname, s.st.Edit)
+	return ok
+}
+
 // parsed is a prompt read by a dialect's patterns.
 type parsed struct {
 	mode, sub, host, user, cwd string

@@ -66,7 +66,10 @@ type Scanner struct {
 	// erased: what is left of a chunk after an erase run put blanks back
 	// in front of it.
 	erased []byte
-	found  []bool // detectLine's: which banner texts a line holds
+	// joined: Pend and the chunk after it; contBuf: CBuf given back in
+	// front of a chunk; brk: a CR LF in front of one (lineBreak).
+	joined, contBuf, brk []byte
+	found                []bool // detectLine's: which banner texts a line holds
 }
 
 // New returns a Scanner with no dialect (auto-detection on).
@@ -134,14 +137,23 @@ func (s *Scanner) Info() Info {
 }
 
 // Held reports whether bytes are held back (a partial line that may yet
-// become a pager prompt).
-func (s *Scanner) Held() bool { return s.st.Held }
+// become a pager prompt, or the end of one that may be the start of a
+// pager cutting it) or a pager answered early waits for its rest: the
+// plugin calls Quiet once the stream has been quiet for a while.
+func (s *Scanner) Held() bool { return s.st.Held || len(s.st.Pend) > 0 || s.st.Cont != "" }
 
 // Flush passes held bytes on to sink: the plugin calls it when the
 // session closes, so a lone "-" is not lost.
 func (s *Scanner) Flush(sink Sink) {
 	s.emit.start(sink)
+	if s.st.Cont != "" {
+		s.emit.user(s.contEnd(nil, nil))
+	}
 	s.flushHeld()
+	if len(s.st.Pend) > 0 {
+		s.emit.user(s.st.Pend)
+		s.st.Pend = nil
+	}
 	s.emit.end(nil)
 }
 
@@ -159,12 +171,19 @@ func (s *Scanner) flushHeld() {
 // answered now; anything else held is passed on.
 func (s *Scanner) Quiet(sink Sink) {
 	s.emit.start(sink)
+	if s.st.Cont != "" {
+		// The rest of a pager answered early did not come (whole).
+		s.inbound(s.contEnd(nil, nil), true)
+	}
 	if s.st.Held {
 		v := visible(s.vis[:0], s.st.Line, true)
 		s.vis = v[:0]
 		if !s.pager(bytes.TrimSpace(v), true) {
 			s.flushHeld()
 		}
+	}
+	if len(s.st.Pend) > 0 {
+		s.feed(nil, true)
 	}
 	s.emit.end(nil)
 }
@@ -177,8 +196,33 @@ func (s *Scanner) Quiet(sink Sink) {
 func (s *Scanner) Inbound(p []byte, sink Sink) (plain bool) {
 	s.emit.start(sink)
 	data := p
-	if s.st.Erase {
-		data = s.st.run(p, &s.erased)
+	if s.st.Cont != "" {
+		data = s.cont(p)
+	}
+	s.inbound(data, false)
+	return s.emit.end(p)
+}
+
+// inbound scans data: the wipe of an answered pager removed, a line
+// broken after a pager left at the bound, a pager cutting a line looked
+// for (feed).
+func (s *Scanner) inbound(data []byte, quiet bool) {
+	if s.st.Erase && len(data) > 0 {
+		data = s.st.run(data, &s.erased)
+	}
+	if s.st.Break && !s.st.Erase && len(data) > 0 {
+		data = s.lineBreak(data)
+	}
+	if len(data) > 0 {
+		s.feed(data, quiet)
+	}
+}
+
+// scan passes data on: its complete lines (looked at inside the error and
+// banner windows) and the partial line at its end (tail).
+func (s *Scanner) scan(data []byte) {
+	if len(data) == 0 {
+		return
 	}
 	tail := data
 	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
@@ -200,7 +244,6 @@ func (s *Scanner) Inbound(p []byte, sink Sink) (plain bool) {
 		tail = data[i+1:]
 	}
 	s.tail(tail)
-	return s.emit.end(p)
 }
 
 // lines passes body on, looking at its complete lines for errors and

@@ -212,16 +212,38 @@ func TestTranscripts(t *testing.T) {
 	}
 }
 
-func TestQuietAnswersWaitingPager(t *testing.T) {
+// A pager prompt that may still grow ("--More--", then "(12%)": the
+// table's wait) is answered at once, not after the stream goes quiet (a
+// device paging forever would wait that long every page); its rest, if it
+// comes, is dropped, and the pager is reported whole once that is known.
+func TestWaitingPagerAnsweredAtOnce(t *testing.T) {
 	sc := forced(t, "linux")
 	r := run(sc, []step{out("ls | more\r"), in("a\r\nb\r\n--More--")}, nil)
-	if r.peer != "" || len(r.events) != 0 || r.user != "a\r\nb\r\n" {
-		t.Fatalf("before quiet: %+v", r)
+	if r.peer != " " || len(r.events) != 0 || r.user != "a\r\nb\r\n" || !sc.Held() {
+		t.Fatalf("the lead alone: %+v", r)
 	}
 	var q recorder
 	sc.Quiet(&q)
-	if q.user.Len() != 0 || len(q.events) != 1 || q.peer.String() != " " || !strings.HasPrefix(q.events[0], "pager ") {
+	if q.user.Len() != 0 || len(q.events) != 1 || q.events[0] != "pager text=--More-- pages=1" || q.peer.Len() != 0 || sc.Held() {
 		t.Fatalf("quiet: %+v", q)
+	}
+	// The rest comes in pieces: dropped, the pager reported whole.
+	sc = forced(t, "linux")
+	r = run(sc, []step{out("more f\r"), in("a\r\n\x1b[7m--More--"), in("(1"), in("2%)\x1b[27m"), in("\r\x1b[Kb\r\n")}, nil)
+	if r.peer != " " || strings.Join(r.events, "|") != "pager text=--More--(12%) pages=1" || r.user != "a\r\nb\r\n" || sc.Held() {
+		t.Fatalf("the rest in pieces: %+v", r)
+	}
+	// No rest: the wipe and the next page come; nothing of them is lost.
+	sc = forced(t, "linux")
+	r = run(sc, []step{out("ls | more\r"), in("a\r\n--More--"), in("\r        \r(b)\r\n")}, nil)
+	if r.peer != " " || strings.Join(r.events, "|") != "pager text=--More-- pages=1" || r.user != "a\r\n(b)\r\n" {
+		t.Fatalf("no rest: %+v", r)
+	}
+	// Text that does not complete it goes on as it is.
+	sc = forced(t, "linux")
+	r = run(sc, []step{out("ls | more\r"), in("a\r\n--More--"), in("(x"), in("y)\r\n")}, nil)
+	if r.peer != " " || strings.Join(r.events, "|") != "pager text=--More-- pages=1" || r.user != "a\r\n(xy)\r\n" {
+		t.Fatalf("not its rest: %+v", r)
 	}
 	// A held "-" that never became a pager is released.
 	sc = forced(t, "cisco_ios")
@@ -310,6 +332,7 @@ func FuzzScanner(f *testing.F) {
 		f.Add([]byte(b.String()), uint8(7))
 	}
 	f.Add([]byte("\x1b[7m--More--\x1b\r\x1b[K\x1b]0;x"), uint8(3))
+	f.Add([]byte("Hello, this is FRRouting (version 8.4.4).\r\nfrr> list\r\n a b [jso --More-- \x00\b\b\b\b\b\b\b\b\b\b          \b\b\b\b\b\b\b\b\b\bn] --Mo"), uint8(5))
 	f.Fuzz(func(t *testing.T, p []byte, cut uint8) {
 		sc := New()
 		c := int(cut) + 1

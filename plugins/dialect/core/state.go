@@ -47,6 +47,21 @@ type State struct {
 	LineOver bool   `json:"lineOver,omitempty"`
 	Held     bool   `json:"held,omitempty"`
 	Classed  bool   `json:"classed,omitempty"`
+	// Pend: the end of the stream, after text on its line, held back
+	// because it may be the start of a pager that cuts the line
+	// (Spec.MidLine); not scanned yet.
+	Pend []byte `json:"pend,omitempty"`
+	// Cont: the lead of a pager answered as soon as it equalled it (its
+	// table's wait): the rest of the prompt, if it comes, is dropped.
+	// ContPages: the page whose Pager event waits for that (0: none);
+	// CBuf: the rest so far.
+	Cont      string `json:"cont,omitempty"`
+	ContPages int    `json:"contPages,omitempty"`
+	CBuf      []byte `json:"cbuf,omitempty"`
+	// Break: a pager that cut a line was left with the quit key; the
+	// device's prompt comes on the next row, so a CR LF goes in front of
+	// the next text unless it starts a line itself.
+	Break bool `json:"break,omitempty"`
 
 	eraser
 
@@ -83,7 +98,8 @@ func (s *Scanner) Import(b []byte) error {
 		}
 	}
 	if len(st.Line) > MaxLine || len(st.EBuf) > maxErase+16 || len(st.OutLine) > maxOutLine ||
-		len(st.Question) > maxText || len(st.Login) > 16 || len(st.Banner) > maxBanner {
+		len(st.Question) > maxText || len(st.Login) > 16 || len(st.Banner) > maxBanner ||
+		len(st.Pend) > maxPend || len(st.CBuf) > maxCont || len(st.Cont) > maxText {
 		return errors.New("state out of bounds")
 	}
 	s.st, s.d = st, d

@@ -73,6 +73,13 @@ type Spec struct {
 		// device returns to its prompt; without it the pager is left
 		// waiting for the agent.
 		Quit string `json:"quit"`
+		// MidLine: the pager as the device sends it when it follows
+		// other text on its line, its own leading blanks included (FRR's
+		// " --More--": its vty counts wrapped rows and cuts a long line
+		// where a page ends). Found at the end of the stream only, after
+		// non-blank text; what follows it must match Re like a pager at
+		// the start of a line. Absent: only at the start of a line.
+		MidLine string `json:"midLine"`
 	} `json:"pagers"`
 	Questions []string `json:"questions"`
 	Login     []struct {
@@ -113,6 +120,7 @@ type pager struct {
 	re     *regexp.Regexp
 	answer []byte
 	quit   []byte
+	mid    []byte // Spec's MidLine, nil if none
 }
 
 type login struct {
@@ -149,6 +157,7 @@ type Dialect struct {
 	guess     []*regexp.Regexp
 	prompts   []prompt
 	pagers    []pager
+	mids      bool // a pager has a midLine
 	questions []*regexp.Regexp
 	login     []login
 	errors    []errPat
@@ -299,7 +308,15 @@ func compile(sp, common *Spec) (*Dialect, error) {
 		if p.Lead == "" || p.Lead[0] == ' ' {
 			return nil, fmt.Errorf("pager %q: lead must be a non-empty literal starting with a non-blank", p.Re)
 		}
-		d.pagers = append(d.pagers, pager{lead: p.Lead, wait: p.Wait, re: re, answer: []byte(p.Answer), quit: []byte(p.Quit)})
+		pg := pager{lead: p.Lead, wait: p.Wait, re: re, answer: []byte(p.Answer), quit: []byte(p.Quit)}
+		if p.MidLine != "" {
+			if !strings.HasPrefix(strings.TrimLeft(p.MidLine, " "), p.Lead) || len(p.MidLine) > maxMid {
+				return nil, fmt.Errorf("pager %q: midLine must be the lead after blanks, at most %d bytes", p.Re, maxMid)
+			}
+			pg.mid = []byte(p.MidLine)
+			d.mids = true
+		}
+		d.pagers = append(d.pagers, pg)
 	}
 	qs := append(append([]string(nil), sp.Questions...), common.Questions...)
 	for _, q := range qs {
@@ -370,9 +387,10 @@ func union(byPriority []*Dialect) *Dialect {
 			}
 		}
 		for _, p := range d.pagers {
-			if !seen["p"+p.re.String()] {
-				seen["p"+p.re.String()] = true
+			if k := "p" + p.re.String() + "\x00" + string(p.mid); !seen[k] {
+				seen[k] = true
 				u.pagers = append(u.pagers, p)
+				u.mids = u.mids || p.mid != nil
 			}
 		}
 		for _, q := range d.questions {
