@@ -221,8 +221,12 @@ func (c *command) stop() bool {
 		c.line.source = srcScreen
 	case c.o.shape != nil && c.o.shape.matches(line):
 		c.line.source = srcLearned
-	case settled(c.s, line, quiet, c.o.at.source == srcShell, endsBlank(c.s)):
+	case promptish(line) && settled(c.s, quiet, c.o.at.source == srcShell, endsBlank(c.s)):
 		c.line.source = srcNew
+	case !c.dialect && asks(line) != "" && settled(c.s, quiet, false, true):
+		// A login field or a question the program waits at (a dialect
+		// reports its own as events).
+		c.line.source = srcAsk
 	default:
 		return false
 	}
@@ -263,15 +267,12 @@ const (
 	shellQuiet     = time.Second
 )
 
-// settled: the unfinished last line looks like a prompt and the program
-// waits at it. Where nobody can say whether the program waits (Telnet,
+// settled: the program waits at the unfinished last line (which looks
+// like a prompt). Where nobody can say whether the program waits (Telnet,
 // SSH, a program polling more than its terminal), the line must also end
 // with a blank, as prompts do and a stalled progress bar ("[####",
 // "[Working]") does not.
-func settled(s *session.Session, line string, quiet time.Duration, shell, blank bool) bool {
-	if !promptish(line) {
-		return false
-	}
+func settled(s *session.Session, quiet time.Duration, shell, blank bool) bool {
 	need := newPromptQuiet
 	known := false
 	if aw, ok := s.Awaiting(); ok {
@@ -286,6 +287,27 @@ func settled(s *session.Session, line string, quiet time.Duration, shell, blank 
 		}
 	}
 	return quiet >= need && (known || blank)
+}
+
+// srcAsk: the line that ended a command is a login field or a question.
+const srcAsk = "ask"
+
+// asks says what a line the program waits at asks for: "username" or
+// "password" (a login field: su, sudo, ssh), "question" (yes or no), or
+// "".
+func asks(line string) string {
+	t := strings.TrimRight(line, " \t")
+	switch {
+	case len(t) > maxLearned:
+		return ""
+	case loginPass.MatchString(t):
+		return "password"
+	case loginUser.MatchString(t):
+		return "username"
+	case questionLine.MatchString(t):
+		return "question"
+	}
+	return ""
 }
 
 // promptEnd: how a prompt's last characters look: a shell's $, # or % (not
@@ -388,6 +410,15 @@ func (c *command) ending(res *RunResult, sn *seen, reason session.Reason) {
 		if p := strings.TrimRight(c.o.at.prompt, " \t"); !shell && p != "" && len(res.Prompt) > len(p) && strings.HasSuffix(res.Prompt, p) {
 			c.line.before, res.Prompt = strings.TrimSuffix(res.Prompt, p), p
 		}
+	case c.line.source == srcAsk:
+		switch f := asks(c.line.text); f {
+		case "question":
+			res.Reason, res.Question = "question", c.line.text
+		default:
+			res.Reason, res.Field = "login", f
+		}
+		sn.end = c.line.off
+		sn.prompt = nil
 	case c.line.source != "":
 		res.Reason, res.PromptSource, res.Prompt = "prompt", c.line.source, c.line.text
 		sn.end = c.line.off

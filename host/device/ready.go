@@ -186,7 +186,7 @@ func (p *prober) check() bool {
 }
 
 // questionLine: a yes/no question a program waits at.
-var questionLine = regexp.MustCompile(`(?i)(\[(y/n|yes/no|y/n/q)\]|\((y/n|yes/no|y or n)\))[?:]?\s*$`)
+var questionLine = regexp.MustCompile(`(?i)(\[(y/n|yes/no|y/n/q)\]|\((y/n|yes/no|y or n)[^()]{0,24}\))[?:]?\s*$`)
 
 // waits says whether the program waits at the line now on the cursor: a
 // local PTY's foreground program blocked reading its terminal (after a

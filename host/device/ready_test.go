@@ -66,6 +66,7 @@ func TestQuestionLine(t *testing.T) {
 	for line, want := range map[string]bool{
 		"Do you want to continue? [Y/n] ": true, "Overwrite (y/n)? ": true, "Proceed (yes/no)? ": true,
 		"Really? (y or n) ": true, "$ ": false, "(gdb) ": false,
+		"Are you sure you want to continue connecting (yes/no/[fingerprint])? ": true,
 	} {
 		if got := questionLine.MatchString(line); got != want {
 			t.Errorf("questionLine(%q) = %v, want %v", line, got, want)
