@@ -28,7 +28,7 @@ func TestToolsListBudget(t *testing.T) {
 		max  int
 	}{
 		{"pty resources", nil, toolsListGoal},
-		{"pty tools", []string{"--no-pty-resources"}, 20794},
+		{"pty tools", []string{"--no-pty-resources"}, 20787},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cs := startServe(t, c.args...)

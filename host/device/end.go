@@ -221,7 +221,7 @@ func (c *command) stop() bool {
 		c.line.source = srcScreen
 	case c.o.shape != nil && c.o.shape.matches(line):
 		c.line.source = srcLearned
-	case promptish(line) && settled(c.s, quiet, c.o.at.source == srcShell, endsBlank(c.s)):
+	case promptish(line) && settled(c.s, quiet, c.o.at.source == srcShell, endsBlank(c.s) || strongEnd(line)):
 		c.line.source = srcNew
 	case !c.dialect && asks(line) != "" && settled(c.s, quiet, false, true):
 		// A login field or a question the program waits at (a dialect
@@ -270,8 +270,8 @@ const (
 // settled: the program waits at the unfinished last line (which looks
 // like a prompt). Where nobody can say whether the program waits (Telnet,
 // SSH, a program polling more than its terminal), the line must also end
-// with a blank, as prompts do and a stalled progress bar ("[####",
-// "[Working]") does not.
+// with a blank, as prompts do and a stalled progress bar ("[###  ] 45%",
+// "[Working]") does not, or with a device's bare >, # or $ ("edge-r1>").
 func settled(s *session.Session, quiet time.Duration, shell, blank bool) bool {
 	need := newPromptQuiet
 	known := false
@@ -287,6 +287,14 @@ func settled(s *session.Session, quiet time.Duration, shell, blank bool) bool {
 		}
 	}
 	return quiet >= need && (known || blank)
+}
+
+// strongEnd: a line that ends with >, # or $ itself (a device's prompt
+// has no blank after it), not with ], % or ) that a program's progress
+// or status line may end with.
+func strongEnd(line string) bool {
+	t := strings.TrimRight(line, " \t")
+	return t != "" && strings.IndexByte(">#$", t[len(t)-1]) >= 0
 }
 
 // srcAsk: the line that ended a command is a login field or a question.

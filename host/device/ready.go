@@ -167,7 +167,7 @@ func (p *prober) check() bool {
 	}
 	switch {
 	case promptish(row):
-		if waits(s, quiet, strings.HasSuffix(row, " ") || s.HasPlugin(session.DialectPlugin)) {
+		if waits(s, quiet, strings.HasSuffix(row, " ") || strongEnd(row) || s.HasPlugin(session.DialectPlugin)) {
 			p.at = readiness{source: srcScreen, prompt: row, off: head.Off}
 			return true
 		}
@@ -191,8 +191,8 @@ var questionLine = regexp.MustCompile(`(?i)(\[(y/n|yes/no|y/n/q)\]|\((y/n|yes/no
 // waits says whether the program waits at the line now on the cursor: a
 // local PTY's foreground program blocked reading its terminal (after a
 // moment for the rest of a burst), else a line still for readyQuiet that
-// looks enough like a prompt (plausible: it ends with a blank, or the
-// session is a device's, whose prompts often do not).
+// looks enough like a prompt (plausible: it ends with a blank or a bare
+// >, # or $, or the session is a device's).
 func waits(s *session.Session, quiet time.Duration, plausible bool) bool {
 	if aw, ok := s.Awaiting(); ok {
 		switch aw.State {

@@ -19,8 +19,8 @@ type runIn struct {
 	Command   string `json:"command" jsonschema:"one line; Enter is added"`
 	TimeoutMs int    `json:"timeoutMs,omitempty" jsonschema:"default 30000"`
 	MaxBytes  int    `json:"maxBytes,omitempty" jsonschema:"default 65536"`
-	Expect    string `json:"expect,omitempty" jsonschema:"regex ending the output (no dialect or shell prompt)"`
-	Interrupt bool   `json:"interrupt,omitempty" jsonschema:"interrupt what runs first (^C), then wait for a fresh prompt"`
+	Expect    string `json:"expect,omitempty" jsonschema:"regex ending the output"`
+	Interrupt bool   `json:"interrupt,omitempty"` // ^C what runs first, then a fresh prompt
 }
 
 const defaultRunTimeout = 30 * time.Second
@@ -41,9 +41,8 @@ type modeIn struct {
 func (s *Server) addDeviceTools() {
 	addTool(s, textVoice, &sdk.Tool{
 		Name: "run_command",
-		Description: "Run one command once the session is at its prompt; returns its output alone (no echo, pager or " +
-			"prompt), prompt, mode, exitCode, error, reason. A question stops it. An earlier command that timed out is " +
-			"waited for first (its end in previous), or BUSY.",
+		Description: "Run one command at the prompt; returns its output alone (no echo, pager, prompt), prompt, mode, " +
+			"exitCode, error, reason.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(p schemaProps) {
 		sessionRef(p)
