@@ -258,6 +258,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 			// compiled when a session needs them).
 			plugins.Prepare(screen)
 		}
+		if name != roles.Dialect && roles.Dialect != "" && (kind == abi.KindTelnet || kind == abi.KindSSH) {
+			// A device session's dialect joins at its first run_command
+			// (or now): make it ready meanwhile, so that call does not
+			// wait for it.
+			plugins.Warm(roles.Dialect)
+		}
 		b, err := plugins.Attach(name, kind, opts)
 		if errors.Is(err, plugin.ErrUnknownPlugin) || errors.Is(err, plugin.ErrRefused) {
 			err = fmt.Errorf("%w: %w", session.ErrBadPlugin, err)

@@ -71,8 +71,10 @@ const interruptQuiet = 500 * time.Millisecond
 // A non-nil result ends the call without sending (not_ready, login,
 // question, exit).
 func ready(ctx context.Context, s *session.Session, r *runner, deadline time.Time, since *session.Cursor) (readiness, *RunResult, error) {
-	if since == nil && r.ended != nil && s.Mark().Off == r.ended.off && s.Sends() == r.ended.sends {
-		return *r.ended, nil, nil // nothing came and nobody typed since the last command ended at its prompt
+	if since == nil && r.ended != nil && s.Sends() == r.ended.sends && blanksSince(s, r.ended.off) {
+		// Nothing came (but the prompt's own blank, in a read of its own)
+		// and nobody typed since the last command ended at its prompt.
+		return *r.ended, nil, nil
 	}
 	p := prober{s: s, r: r, since: since, start: time.Now()}
 	if left := time.Until(deadline); left > 0 {
@@ -203,6 +205,19 @@ func waits(s *session.Session, quiet time.Duration, plausible bool) bool {
 		}
 	}
 	return quiet >= readyQuiet && plausible
+}
+
+// blanksSince says whether the output since off is nothing but blanks.
+func blanksSince(s *session.Session, off uint64) bool {
+	head := s.Mark().Off
+	if head == off {
+		return true
+	}
+	if head < off || head-off > 16 {
+		return false
+	}
+	p, start := s.ReadRange(off, head)
+	return start == off && len(strings.Trim(string(p), " \t")) == 0
 }
 
 // typedAfter says whether the output after a shell's prompt mark holds

@@ -403,6 +403,26 @@ func (r *Registry) Prepare(name string) {
 	}()
 }
 
+// Warm is Prepare plus one idle instance of a pooled plugin that has none:
+// a session that attaches it soon (a device session's dialect, at its
+// first run_command) does not wait for the instance either (a plugin
+// built with Go starts its runtime: about a hundred milliseconds). The
+// instance goes with the compiled module after Config.IdleUnload if no
+// session comes.
+func (r *Registry) Warm(name string) {
+	if r.closed.Load() || r.pending[name] == nil {
+		return
+	}
+	go func() {
+		if !r.readyFor(name) {
+			return
+		}
+		if v := r.current(name); v != nil {
+			v.warm()
+		}
+	}()
+}
+
 // unloads says whether versions no session uses are unloaded: only when
 // an on-disk cache gives their compiled code back.
 func (r *Registry) unloads() bool { return r.cacheDir != "" && r.cfg.IdleUnload >= 0 }

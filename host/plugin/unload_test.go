@@ -79,6 +79,34 @@ func TestIdleVersionUnloads(t *testing.T) {
 	waitUnloaded(t, r, "tiny")
 }
 
+// Warm makes one idle instance ahead of a session (a device session's
+// dialect): the session that attaches takes it instead of making one, and
+// unused it goes with the module.
+func TestWarmMakesAnIdleInstance(t *testing.T) {
+	r := open(t, Config{Embedded: tinyFS("1.0.0"), CacheDir: t.TempDir(), IdleUnload: 200 * time.Millisecond})
+	instances := func() int { in, _ := findInfo(r, "tiny", "1.0.0"); return in.Instances }
+	r.Warm("tiny")
+	for deadline := time.Now().Add(5 * time.Second); instances() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Warm made no instance: %d", instances())
+		}
+	}
+	r.Warm("tiny") // one is there: no second
+	b, err := r.Attach("tiny", abi.KindTelnet, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := send(t, b, "c"); got != "c" || instances() != 1 {
+		t.Fatalf("the session on the warm instance: %q, %d instances", got, instances())
+	}
+	b.Close()
+	r.Warm("tiny")
+	waitUnloaded(t, r, "tiny")
+	if n := instances(); n != 0 {
+		t.Fatalf("%d instances after the unload", n)
+	}
+}
+
 // Without an on-disk cache nothing gives the compiled code back: it stays.
 func TestNoUnloadWithoutDiskCache(t *testing.T) {
 	r := open(t, Config{Embedded: tinyFS("1.0.0"), CacheDir: "off", IdleUnload: 10 * time.Millisecond})

@@ -229,6 +229,43 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 	return in, true, nil
 }
 
+// warm makes one idle instance of a pooled plugin that has none (see
+// Registry.Warm), compiling it first if it is not.
+func (v *version) warm() {
+	if v.man.PerSession() {
+		return
+	}
+	v.createMu.Lock()
+	defer v.createMu.Unlock()
+	v.mu.Lock()
+	busy := v.closed || v.retired || len(v.insts) > 0
+	v.mu.Unlock()
+	if busy {
+		return
+	}
+	mod, err := v.module()
+	if err != nil {
+		return
+	}
+	wi, err := mod.Instantiate(context.Background(), v.config)
+	if err != nil {
+		v.idle()
+		return
+	}
+	in := &instance{v: v, wi: wi, sem: make(chan struct{}, 1), sids: make(map[uint32]*Binding), lastTick: time.Now()}
+	wi.SetHostCall(in.serveCall)
+	v.mu.Lock()
+	if v.closed || v.retired {
+		v.mu.Unlock()
+		wi.Close()
+		return
+	}
+	v.insts = append(v.insts, in)
+	v.idleLocked()
+	v.mu.Unlock()
+	v.r.wake()
+}
+
 // module returns v's compiled module, compiling it again if it was
 // unloaded: from the on-disk cache, which keeps its machine code, this
 // costs decoding and validating the module (tens of milliseconds), not a
