@@ -109,6 +109,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'BenchmarkSSHShellCat|BenchmarkSSHConnections' -benchtime 1x -timeout 30m ./cmd/termhost/
 	@echo "device dialects: run_command beside Netmiko (python3-netmiko) and scrapligo (internal/peerbench/scrapli) on the simulated router and a real FRR zebra:"
 	$(GO) test -run '^$$' -bench 'BenchmarkRunCommand(Peers|FRR)$$' -benchtime 50x ./cmd/termhost/
+	@echo "run_command over the command's own time, per kind and program class, beside a bare client's floor (issue 32):"
+	$(GO) test -v -run '^$$' -bench 'RunCommandOverhead' -benchtime 300x -count 5 ./cmd/termhost/
 	@echo "what the trust work costs: a launch under each containment, a line checked against rules.json, staging a chunk with secrets to mask:"
 	$(GO) test -run '^$$' -bench 'LaunchContainment' -benchtime 50x -count 2 ./host/link/pty/
 	$(GO) test -run '^$$' -bench 'BenchmarkCheck' -benchmem -benchtime 3000x ./host/policy/
