@@ -365,3 +365,26 @@ func TestDoneBusy(t *testing.T) {
 		t.Errorf("the refused command was typed: %s", scr)
 	}
 }
+
+// TestDoneCancelled (DONE-3): a run_command the client cancels while it
+// waits (notifications/cancelled) has still sent its command: the next
+// call waits for that command's end and returns it as previous, never as
+// its own output.
+func TestDoneCancelled(t *testing.T) {
+	doneSlot(t)
+	row := rowNamed(t, "bash")
+	s := row.open(t, "cancelled")
+	tag := newTag("cancelled")
+	ready(t, s, row, tag, 1)
+	const slow = "sleep 1; echo late"
+	if r := s.h.call(300*time.Millisecond, "run_command", map[string]any{"sessionId": s.id, "command": slow, "timeoutMs": 10000}); !r.isErr {
+		t.Fatalf("%q cancelled after 300 ms answered: %v", slow, r)
+	}
+	r := s.run(t, "echo after-$((2*3))", nil)
+	if r.isErr || !okEnd(r.reason()) || r.output() != "after-6\n" {
+		t.Fatalf("the call after a cancelled one: want output \"after-6\\n\" alone: %v", r)
+	}
+	if prev, _ := r.res["previous"].(map[string]any); prev == nil || prev["command"] != slow || prev["output"] != "late\n" {
+		t.Errorf("previous: %v, want %q with output late", r.res["previous"], slow)
+	}
+}

@@ -268,16 +268,18 @@ func RunCommand(ctx context.Context, s *session.Session, o RunOptions) (RunResul
 		return RunResult{}, err
 	}
 	c := newCommand(s, mark, o)
+	// Sent: until its end is seen it is the session's (a call cancelled
+	// while it waits leaves it to the next call too).
+	r.pending, r.ended = c, nil
 	res, err := c.finish(ctx)
 	if err != nil {
 		return RunResult{}, err
 	}
-	r.ended = nil
-	switch {
-	case !res.ended():
-		r.pending = c
-	case res.Reason == "prompt" || res.Reason == "done":
-		r.ended = c.endedAt(res)
+	if res.ended() {
+		r.pending = nil
+		if res.Reason == "prompt" || res.Reason == "done" {
+			r.ended = c.endedAt(res)
+		}
 	}
 	res.TimeoutMs, res.Previous = timeout.Milliseconds(), prev
 	return res, nil
