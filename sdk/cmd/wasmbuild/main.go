@@ -194,7 +194,10 @@ func build(o options) (result, error) {
 
 // goBuild builds pkg into out with go build for wasip1.
 func goBuild(o options, env []string, goVersion, pkg, out string) error {
-	args := []string{"build", "-trimpath", "-buildmode=c-shared", "-ldflags=-buildid=", "-o", out}
+	// Every flag that decides the bytes is set here: a user's GOFLAGS (in
+	// the environment or go's env file) is replaced, and VCS stamping,
+	// which go build does by default in a checkout, is off.
+	args := []string{"build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared", "-ldflags=-buildid=", "-o", out}
 	if o.overlay != "" {
 		ov, err := filepath.Abs(o.overlay)
 		if err != nil {
@@ -203,7 +206,7 @@ func goBuild(o options, env []string, goVersion, pkg, out string) error {
 		args = append(args, "-overlay", ov)
 	}
 	cmd := exec.Command("go", append(args, pkg)...)
-	cmd.Env = append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Env = append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build %s (%s): %w", o.dir, goVersion, err)

@@ -83,6 +83,18 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// The bytes do not depend on the go settings of whoever builds: without
+// a go env file (GOENV=off, a user's machine without this one's settings)
+// and with GOFLAGS that would stamp VCS information or change the
+// compiler's output, the committed example still matches (issue 34).
+func TestCheckIgnoresGoSettings(t *testing.T) {
+	t.Setenv("GOENV", "off")
+	t.Setenv("GOFLAGS", "-buildvcs=true -gcflags=-N")
+	if _, err := build(options{dir: upper, check: true}); err != nil {
+		t.Fatalf("the committed %s/upper.wasm with GOENV=off and GOFLAGS set: %v", upper, err)
+	}
+}
+
 func TestPinnedToolchain(t *testing.T) {
 	for _, tc := range []struct{ gomod, want string }{
 		{"module x\n\ngo 1.26.8\n", "go1.26.8"},
