@@ -26,8 +26,13 @@ import (
 // vtPlugins opens the vt plugin alone, with one instance in its pool.
 func vtPlugins(t *testing.T, memMiB uint32) *plugin.Registry {
 	t.Helper()
+	// Under TERMHOST_CACHE_DIR when set (make test's temporary directory,
+	// removed afterwards), else the user cache directory, so that repeated
+	// `go test` runs do not compile the plugin again.
 	cache := "off"
-	if d, err := os.UserCacheDir(); err == nil {
+	if d := os.Getenv("TERMHOST_CACHE_DIR"); d != "" {
+		cache = filepath.Join(d, "termhost", "wazero-test-session")
+	} else if d, err := os.UserCacheDir(); err == nil {
 		cache = filepath.Join(d, "termhost", "wazero-test-session")
 	}
 	pr, err := plugin.Open(context.Background(), plugin.Config{
