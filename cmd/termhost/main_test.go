@@ -30,6 +30,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "termhost")
+	// Recordings a test makes without naming a directory go here, not
+	// into the user's ~/.local/share (a test that checks the default
+	// sets XDG_DATA_HOME itself).
+	if os.Getenv("XDG_DATA_HOME") == "" {
+		os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	}
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
