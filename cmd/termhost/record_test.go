@@ -111,6 +111,9 @@ func TestRecordPTYBash(t *testing.T) {
 	if filepath.Dir(path) != filepath.Join(data, "termhost", "recordings") {
 		t.Fatalf("launch_app's recording %q: want a file in %s", path, filepath.Join(data, "termhost", "recordings"))
 	}
+	if !strings.HasSuffix(path, "-"+id+".cast") {
+		t.Errorf("launch_app's recording %q is not named after its session %s (asked for at open, as record_start names it)", path, id)
+	}
 	for p, want := range map[string]os.FileMode{filepath.Dir(path): 0o700, path: 0o600} {
 		fi, err := os.Stat(p)
 		if err != nil || fi.Mode().Perm() != want {

@@ -138,6 +138,11 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 	if screen != nil {
 		chain = chain[:len(chain)-1]
 	}
+	if spec.ID == "" {
+		// Named now, not when registered: a recording asked for at open
+		// carries the id in its file name and title.
+		spec.ID = r.newID()
+	}
 	s := newSession(r.cfg, spec, stages, l, chain, screen)
 	if screen != nil {
 		s.reattachScreen = func() (Binding, error) { return attach(screenName, kind, opts) }

@@ -187,6 +187,17 @@ func (r *Registry) reserve(owner, name string) (release func(), err error) {
 	}, nil
 }
 
+// newID is a new session id (a ULID).
+func (r *Registry) newID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.newIDLocked()
+}
+
+func (r *Registry) newIDLocked() string {
+	return ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
+}
+
 // add names and registers an opened session.
 func (r *Registry) add(s *Session) error {
 	r.mu.Lock()
@@ -200,7 +211,7 @@ func (r *Registry) add(s *Session) error {
 		delete(r.tombs, key)
 	}
 	if s.ID == "" {
-		s.ID = ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
+		s.ID = r.newIDLocked()
 	} else if r.byID[s.ID] != nil {
 		return fmt.Errorf("session id %s is in use", s.ID)
 	}
