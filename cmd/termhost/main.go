@@ -710,11 +710,31 @@ func (f *flags) parse(args []string) error {
 			}
 		}
 	}
-	if err := f.Parse(args); err != nil {
-		return err
+	// A command's arguments may come before, between or after its flags
+	// (`rec play FILE --speed 4`); after "--" everything is an argument.
+	var pos []string
+	for rest := args; ; {
+		if err := f.Parse(rest); err != nil {
+			return err
+		}
+		left := f.Args()
+		if len(left) == 0 {
+			break
+		}
+		if !f.positional {
+			return fmt.Errorf("unexpected argument %q", left[0])
+		}
+		if k := len(rest) - len(left); k > 0 && rest[k-1] == "--" {
+			pos = append(pos, left...) // after "--"
+			break
+		}
+		pos, rest = append(pos, left[0]), left[1:]
 	}
-	if f.NArg() > 0 && !f.positional {
-		return fmt.Errorf("unexpected argument %q", f.Arg(0))
+	if len(pos) > 0 {
+		// Leave them as the flag set's arguments (flags set stay set).
+		if err := f.Parse(append([]string{"--"}, pos...)); err != nil {
+			return err
+		}
 	}
 	given := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })

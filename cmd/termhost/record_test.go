@@ -210,6 +210,9 @@ func TestRecordPTYBash(t *testing.T) {
 	if ours != c.Output() {
 		t.Errorf("rec play wrote %d bytes, the output events hold %d", len(ours), len(c.Output()))
 	}
+	if after := runRec(t, "play", path, "--speed", "1000000"); after != ours {
+		t.Errorf("rec play with its flags after the file wrote %d bytes, before it %d", len(after), len(ours))
+	}
 	asciinema := testutil.NeedProgram(t, "asciinema")
 	// asciinema cat reads keys from /dev/tty: it gets a terminal of its
 	// own as its controlling terminal, its output goes to a pipe.
