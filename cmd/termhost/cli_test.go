@@ -57,6 +57,14 @@ func TestHelp(t *testing.T) {
 		if status != 0 || stderr != "" {
 			t.Errorf("termhost %s: status %d, stderr %q", strings.Join(tc.args, " "), status, stderr)
 		}
+		if strings.Contains(stdout, "\n  -") && !strings.Contains(stdout, "\n  --") {
+			t.Errorf("termhost %s: flags shown as -name, where the README writes --name:\n%s", strings.Join(tc.args, " "), stdout)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.HasPrefix(line, "  -") && !strings.HasPrefix(line, "  --") {
+				t.Errorf("termhost %s: %q: want --name", strings.Join(tc.args, " "), line)
+			}
+		}
 		for _, w := range tc.want {
 			if !strings.Contains(stdout, w) {
 				t.Errorf("termhost %s: no %q in:\n%s", strings.Join(tc.args, " "), w, stdout)

@@ -170,8 +170,18 @@ func (c command) help(w io.Writer, fs *flags) {
 		return
 	}
 	fmt.Fprint(w, " [flags]\n\nFlags:\n")
-	fs.SetOutput(w)
+	// The flag package writes -name; the README and every message write
+	// --name (both are accepted).
+	var b strings.Builder
+	fs.SetOutput(&b)
 	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if strings.HasPrefix(line, "  -") {
+			line = "  --" + line[3:]
+		}
+		io.WriteString(w, line)
+	}
 }
 
 // pluginOptions are the flags of every command that loads plugins.
