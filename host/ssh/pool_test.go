@@ -38,7 +38,9 @@ type fixture struct {
 	dir   string
 }
 
-func newFixture(t *testing.T, l Limits) *fixture {
+// newFixture makes the fixture; slow, if given, is how long attaching the
+// ssh plugin takes (a compile on a cold cache, a loaded machine).
+func newFixture(t *testing.T, l Limits, slow ...time.Duration) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
@@ -81,6 +83,9 @@ func newFixture(t *testing.T, l Limits) *fixture {
 	}
 	reg := session.NewRegistry(session.Limits{}, session.Config{Logger: testLogger()})
 	attach := func(name string, kind abi.Kind, opts []byte) (session.Binding, error) {
+		if len(slow) > 0 && name == Plugin {
+			time.Sleep(slow[0])
+		}
 		return plugins.Attach(name, kind, opts)
 	}
 	d := &Dialer{Sessions: reg, Attach: attach, Creds: store, HostKeys: secrets.NewHostKeys(filepath.Join(dir, "known_hosts"), nil, nil), Rules: rules}
@@ -120,6 +125,17 @@ func TestConnectionInHandshakeCountsOnce(t *testing.T) {
 		}
 	case <-time.After(25 * time.Second):
 		t.Fatal("the call to the silent host did not end when cancelled")
+	}
+}
+
+// TestPluginStartIsNotConnectTime (issue 34): the connect timeout bounds
+// the dial, handshake and authentication, not the plugin's compile or
+// start before them: a plugin that takes longer than the timeout to attach
+// still connects, where the call said "no time was left to connect".
+func TestPluginStartIsNotConnectTime(t *testing.T) {
+	f := newFixture(t, Limits{ConnectTimeout: 2 * time.Second}, 2500*time.Millisecond)
+	if r := f.exec(t, ExecRequest{CredID: "key", Command: "echo connected"}); r.Stdout != "connected\n" {
+		t.Errorf("after a slow plugin start: %+v", r)
 	}
 }
 

@@ -72,9 +72,11 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 	}
 	o.Cols, o.Rows = session.DefaultSize(o.Cols, o.Rows)
 	opts, _ := json.Marshal(map[string]any{"term": o.Term, "cols": o.Cols, "rows": o.Rows})
-	deadline := time.Now().Add(o.Timeout)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
+	// The connect timeout starts at the dial: compiling or starting the
+	// plugins before it (a cold cache, a loaded machine) is not the
+	// network's time (issue 34: a 10 s compile once left nothing to
+	// connect with). Open itself is bounded by the caller's context.
+	var deadline time.Time
 	// The plugin reports the connection's end as a "closed" event (after
 	// an "error" one when it failed): the session ends with its reason.
 	var self atomic.Pointer[session.Session]
@@ -120,7 +122,8 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 		Plugins: append([]string{Plugin}, o.Plugins...), Screen: o.Shell, Dialect: o.Dialect, Record: o.Record,
 		Stages: stages,
 		Dial: func(ctx context.Context) (link.Link, error) {
-			return link.DialTCP(ctx, o.Host, o.Port, time.Until(deadline))
+			deadline = time.Now().Add(o.Timeout)
+			return link.DialTCP(ctx, o.Host, o.Port, o.Timeout)
 		},
 	})
 	if err != nil {
@@ -133,6 +136,8 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 	if o.OnOpen != nil {
 		o.OnOpen()
 	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	fail := func(err error) (*session.Session, error) {
 		r.Remove(s.ID)
 		return nil, err
