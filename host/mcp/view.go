@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"encoding/base64"
 	"encoding/json"
@@ -13,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -21,8 +22,9 @@ import (
 	"github.com/termhost/termhost/sdk/abi"
 )
 
-// The live view (issue 21): /view on the same port as /mcp, behind the
-// same token, shows a person the sessions of their token — each with its
+// The live view (issue 21): /view on the same port as /mcp, opened with a
+// one-time link the token's holder asks for (see "The view's
+// credentials" below), shows a person the sessions of their token — each with its
 // kind, target, state, last events and its live screen — and lets them
 // take the keyboard from the agent and give it back. A screen starts from
 // the emulator's current screen and scrollback (the vt plugin's ansi
@@ -38,9 +40,52 @@ import (
 // ViewPath is the live view's page.
 const ViewPath = "/view"
 
-// viewCookie carries the view key (never the token itself: the cookie
-// opens the view, not /mcp).
-const viewCookie = "termhost_view"
+// ViewCodePath mints a login code for the view (POST, with the bearer
+// token): what `termhost view` asks for. The address it prints,
+// ViewPath#login=<code>, opens the view once.
+const ViewCodePath = ViewPath + "/code"
+
+// The view's credentials (issue 33 item 3). A cookie is sent by the
+// browser to every port of the host (cookies ignore ports, and to
+// SameSite another port is the same site), and a link in the token's
+// address stays in the history; so the view has neither:
+//   - a login code, minted for the bearer token's holder (ViewCodePath),
+//     144 random bits, usable once within viewCodeTTL, in the address's
+//     fragment (never sent to a server, not even this one);
+//   - which the page exchanges (POST /view/login, its own Origin) for a
+//     view key, 256 random bits, that it keeps in its memory only and
+//     sends as a header (viewKeyHeader) on its requests and as a WebSocket
+//     subprotocol (viewKeyProtocol) on its screens. A key is bound to the
+//     Host it was given for and expires viewKeyTTL after its last use (the
+//     page uses it every second while it is open). The browser sends it
+//     nowhere by itself.
+const (
+	viewLoginPath   = ViewPath + "/login"
+	viewKeyHeader   = "X-Termhost-View-Key"
+	viewProtocol    = "termhost-view"  // the subprotocol the server selects
+	viewKeyProtocol = "termhost-key."  // + the key: the one the page offers with it
+	viewCodeTTL     = 60 * time.Second // a login code's life
+	viewKeyTTL      = 5 * time.Minute  // a key's life after its last use
+	maxViewCodes    = 16               // login codes waiting at once (the oldest goes)
+	maxViewKeys     = 64               // keys alive at once (the nearest its end goes)
+	viewLoginMax    = 1 << 10          // bytes of a login's body
+	// viewKeyExpired is the close code of a screen whose key expired.
+	viewKeyExpired websocket.StatusCode = 4401
+)
+
+// Tests shorten the lives of codes and keys (nanoseconds; 0: the constant).
+var viewCodeTTLFor, viewKeyTTLFor atomic.Int64
+
+func viewTTL(d time.Duration, over *atomic.Int64) time.Duration {
+	if o := over.Load(); o > 0 {
+		return time.Duration(o)
+	}
+	return d
+}
+
+// oldViewCookie is the cookie earlier versions set; it opens nothing now,
+// and a page load clears it.
+const oldViewCookie = "termhost_view"
 
 // Bounds of the view.
 const (
@@ -62,17 +107,26 @@ var viewAssets embed.FS
 // WebSockets of the screens.
 type viewHandler struct {
 	h       *httpHandler
-	key     [32]byte // the view key: what the cookie holds
 	viewers chan struct{}
+	mu      sync.Mutex
+	// codes are the login codes waiting, keys the view keys alive, each
+	// by the SHA-256 of its text: the table holds no credential.
+	codes map[[32]byte]time.Time // → when it expires
+	keys  map[[32]byte]*viewKey
 }
+
+// viewKey is a key a page holds.
+type viewKey struct {
+	host    string       // the Host it was given for: it works there only
+	expires atomic.Int64 // unix nanoseconds; renewed by each use, 0 when evicted
+}
+
+func (k *viewKey) alive() bool { return time.Now().UnixNano() < k.expires.Load() }
 
 func newViewHandler(h *httpHandler) *viewHandler {
-	v := &viewHandler{h: h, viewers: make(chan struct{}, maxViewers)}
-	v.key = sha256.Sum256([]byte("termhost view\x00" + h.opts.Token))
-	return v
+	return &viewHandler{h: h, viewers: make(chan struct{}, maxViewers),
+		codes: map[[32]byte]time.Time{}, keys: map[[32]byte]*viewKey{}}
 }
-
-func (v *viewHandler) cookieValue() string { return base64.RawURLEncoding.EncodeToString(v.key[:]) }
 
 func (v *viewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
@@ -95,33 +149,55 @@ func (v *viewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v.secret(w, r, code) // asksecret.go: the one-time code is the page's credential
 		return
 	}
+	switch r.URL.Path {
+	case ViewCodePath:
+		v.mint(w, r)
+		return
+	case viewLoginPath:
+		v.login(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if r.URL.Path == ViewPath && r.URL.Query().Has("token") {
-		v.login(w, r)
-		return
-	}
-	if !v.authorized(r) {
-		http.Error(w, "Unauthorized: open the address `termhost view` prints (it carries the token once, then a cookie does)", http.StatusUnauthorized)
-		return
-	}
+	// The page and its assets hold nothing secret: they load without a
+	// credential, and the page then logs in with the code in its
+	// address's fragment.
 	switch p := strings.TrimPrefix(r.URL.Path, ViewPath); p {
 	case "", "/":
+		if r.URL.Query().Has("token") {
+			http.Error(w, "The token no longer goes in the view's address (it opened the view to whoever had the address, and stayed in the history). Run `termhost view` for a one-time link.", http.StatusBadRequest)
+			return
+		}
+		if _, err := r.Cookie(oldViewCookie); err == nil {
+			http.SetCookie(w, &http.Cookie{Name: oldViewCookie, Value: "", Path: ViewPath, MaxAge: -1})
+		}
 		v.asset(w, "view.html", "text/html; charset=utf-8")
+		return
 	case "/view.js":
 		v.asset(w, "view.js", "text/javascript; charset=utf-8")
+		return
 	case "/view.css":
 		v.asset(w, "view.css", "text/css; charset=utf-8")
+		return
 	case "/xterm.js":
 		v.asset(w, "xterm.js", "text/javascript; charset=utf-8")
+		return
 	case "/xterm.css":
 		v.asset(w, "xterm.css", "text/css; charset=utf-8")
-	case "/sessions":
+		return
+	}
+	key, ok := v.authorized(r)
+	if !ok {
+		http.Error(w, "Unauthorized: this needs the view's key, which only the page that logged in holds (or the bearer token); run `termhost view` for a new link", http.StatusUnauthorized)
+		return
+	}
+	switch r.URL.Path {
+	case ViewPath + "/sessions":
 		v.list(w, r)
-	case "/ws":
-		v.socket(w, r)
+	case ViewPath + "/ws":
+		v.socket(w, r, key)
 	default:
 		http.NotFound(w, r)
 	}
@@ -134,39 +210,181 @@ func sameOrigin(origin, host string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, host)
 }
 
-// login checks ?token=, sets the cookie (HttpOnly, SameSite=Strict) and
-// redirects to the same page without the token, so it leaves the address
-// bar and the history.
-func (v *viewHandler) login(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if !v.h.opts.NoAuth && !v.h.tokenOK(q.Get("token")) {
-		http.Error(w, "Unauthorized: the token is not this server's; use the address `termhost view` prints", http.StatusUnauthorized)
-		return
+// crossSite reports whether the browser says the request comes from
+// another page than the view's own (Sec-Fetch-Site; programs send none).
+func crossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return false
 	}
-	http.SetCookie(w, &http.Cookie{Name: viewCookie, Value: v.cookieValue(), Path: ViewPath, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	q.Del("token")
-	to := ViewPath
-	if len(q) > 0 {
-		to += "?" + q.Encode()
-	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	return true
 }
 
-// authorized: no token needed (--no-auth), the view cookie, or the bearer
-// token in the Authorization header (for programs).
-func (v *viewHandler) authorized(r *http.Request) bool {
-	if v.h.opts.NoAuth {
-		return true
+// mint answers a POST with the bearer token with a login code:
+// {"code", "expires_in_s"}. It is what `termhost view` asks for; a
+// browser never does (a request with an Origin, or the browser's fetch
+// metadata, is refused).
+func (v *viewHandler) mint(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)
+		return
 	}
-	if c, err := r.Cookie(viewCookie); err == nil {
-		got, err := base64.RawURLEncoding.DecodeString(c.Value)
-		if err == nil && subtle.ConstantTimeCompare(got, v.key[:]) == 1 {
-			return true
+	if r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != "" {
+		http.Error(w, "Forbidden: a login code is minted for a program with the token (termhost view), not for a page", http.StatusForbidden)
+		return
+	}
+	if !v.h.opts.NoAuth {
+		scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if !strings.EqualFold(scheme, "Bearer") || !v.h.tokenOK(strings.TrimSpace(token)) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="termhost"`)
+			http.Error(w, "Unauthorized: a login code needs the header Authorization: Bearer <token>", http.StatusUnauthorized)
+			return
 		}
 	}
+	code := randomText(18)
+	ttl := viewTTL(viewCodeTTL, &viewCodeTTLFor)
+	now := time.Now()
+	v.mu.Lock()
+	v.prune(now)
+	for len(v.codes) >= maxViewCodes { // the oldest goes
+		var oldest [32]byte
+		var at time.Time
+		for h, exp := range v.codes {
+			if at.IsZero() || exp.Before(at) {
+				oldest, at = h, exp
+			}
+		}
+		delete(v.codes, oldest)
+	}
+	v.codes[sha256.Sum256([]byte(code))] = now.Add(ttl)
+	v.mu.Unlock()
+	writeViewJSON(w, map[string]any{"code": code, "expires_in_s": int((ttl + time.Second - 1) / time.Second)})
+}
+
+// login exchanges a login code (JSON {"code"}, POSTed by the view's page
+// from its own origin) for a view key: {"key", "expires_in_s"}. A code
+// works once, within its life; the key works on this Host only.
+func (v *viewHandler) login(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// ServeHTTP checked an Origin sent is this server's; here one must be.
+	if r.Header.Get("Origin") == "" || crossSite(r) {
+		http.Error(w, "Forbidden: a login comes from the view's own page", http.StatusForbidden)
+		return
+	}
+	var in struct {
+		Code string `json:"code"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, viewLoginMax)).Decode(&in); err != nil || in.Code == "" {
+		http.Error(w, "Bad request: the body is {\"code\": …}", http.StatusBadRequest)
+		return
+	}
+	sum := sha256.Sum256([]byte(in.Code))
+	now := time.Now()
+	ttl := viewTTL(viewKeyTTL, &viewKeyTTLFor)
+	v.mu.Lock()
+	v.prune(now)
+	_, ok := v.codes[sum]
+	delete(v.codes, sum)
+	var key string
+	if ok {
+		for len(v.keys) >= maxViewKeys { // the nearest its end goes
+			var last [32]byte
+			var k *viewKey
+			for h, kk := range v.keys {
+				if k == nil || kk.expires.Load() < k.expires.Load() {
+					last, k = h, kk
+				}
+			}
+			k.expires.Store(0)
+			delete(v.keys, last)
+		}
+		key = randomText(32)
+		k := &viewKey{host: r.Host}
+		k.expires.Store(now.Add(ttl).UnixNano())
+		v.keys[sha256.Sum256([]byte(key))] = k
+	}
+	v.mu.Unlock()
+	if !ok {
+		http.Error(w, "Unauthorized: this link was used or has expired (a link works once, within a minute); run `termhost view` for a new one", http.StatusUnauthorized)
+		return
+	}
+	writeViewJSON(w, map[string]any{"key": key, "expires_in_s": int((ttl + time.Second - 1) / time.Second)})
+}
+
+// prune forgets expired codes and keys. v.mu is held.
+func (v *viewHandler) prune(now time.Time) {
+	for h, exp := range v.codes {
+		if !now.Before(exp) {
+			delete(v.codes, h)
+		}
+	}
+	for h, k := range v.keys {
+		if !k.alive() {
+			delete(v.keys, h)
+		}
+	}
+}
+
+// authorized: no token needed (--no-auth), the bearer token (programs),
+// or a view key — in the viewKeyHeader header, or for a WebSocket as the
+// subprotocol viewKeyProtocol+key — alive, for this Host, and not sent
+// from another page. A key's use renews it; the key is returned (nil for
+// the other two).
+func (v *viewHandler) authorized(r *http.Request) (*viewKey, bool) {
+	if v.h.opts.NoAuth {
+		return nil, true
+	}
 	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	return strings.EqualFold(scheme, "Bearer") && v.h.tokenOK(strings.TrimSpace(token))
+	if strings.EqualFold(scheme, "Bearer") && v.h.tokenOK(strings.TrimSpace(token)) {
+		return nil, true
+	}
+	given := r.Header.Get(viewKeyHeader)
+	if given == "" {
+		for _, p := range strings.Split(strings.Join(r.Header.Values("Sec-WebSocket-Protocol"), ","), ",") {
+			if k, ok := strings.CutPrefix(strings.TrimSpace(p), viewKeyProtocol); ok {
+				given = k
+				break
+			}
+		}
+	}
+	if given == "" || crossSite(r) {
+		return nil, false
+	}
+	sum := sha256.Sum256([]byte(given))
+	v.mu.Lock()
+	k := v.keys[sum]
+	v.mu.Unlock()
+	if k == nil || !strings.EqualFold(k.host, r.Host) {
+		return nil, false
+	}
+	now := time.Now()
+	renewed := now.Add(viewTTL(viewKeyTTL, &viewKeyTTLFor)).UnixNano()
+	for { // renewed only while alive: an expired or evicted key stays dead
+		exp := k.expires.Load()
+		if exp <= now.UnixNano() {
+			return nil, false
+		}
+		if k.expires.CompareAndSwap(exp, max(exp, renewed)) {
+			return k, true
+		}
+	}
+}
+
+// randomText is n random bytes, base64url.
+func randomText(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func writeViewJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
 }
 
 func (v *viewHandler) asset(w http.ResponseWriter, name, ctype string) {
@@ -270,8 +488,9 @@ type viewMsg struct {
 // socket streams one session's screen: a reset with the current screen,
 // then output as binary messages from the offset the screen matches; a
 // resize, a change of control or the session's end as text messages. The
-// person's take, give and keys come back on it.
-func (v *viewHandler) socket(w http.ResponseWriter, r *http.Request) {
+// person's take, give and keys come back on it. A screen opened with a
+// view key closes (viewKeyExpired) when the key expires.
+func (v *viewHandler) socket(w http.ResponseWriter, r *http.Request, key *viewKey) {
 	sess := v.find(r.URL.Query().Get("session"))
 	if sess == nil {
 		http.Error(w, "Session not found", http.StatusNotFound)
@@ -286,21 +505,20 @@ func (v *viewHandler) socket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Origin was checked above (this server's own, when sent); the
-	// library checks it again against the Host.
-	c, err := websocket.Accept(w, r, nil)
+	// library checks it again against the Host. The page offers two
+	// subprotocols, viewProtocol and its key: the answer names the first.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{viewProtocol}})
 	if err != nil {
 		return
 	}
 	defer c.CloseNow()
 	c.SetReadLimit(viewKeysMax + 1024)
-	var b [12]byte
-	rand.Read(b[:])
-	me := "view-" + base64.RawURLEncoding.EncodeToString(b[:])
+	me := "view-" + randomText(12)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	defer sess.GiveBack(me) // a person who goes away gives the keyboard back
 	go v.person(ctx, cancel, c, sess, me)
-	v.stream(ctx, c, sess, me)
+	v.stream(ctx, c, sess, me, key)
 }
 
 // person reads the page's messages: take, give, keys.
@@ -359,7 +577,7 @@ func (v *viewHandler) send(ctx context.Context, c *websocket.Conn, m viewMsg) er
 // stream sends the screen, then the output from the offset the screen
 // matches, until the page goes away. Output evicted before it was sent
 // (a viewer far behind) sends the screen again.
-func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *session.Session, me string) {
+func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *session.Session, me string, key *viewKey) {
 	var at uint64
 	var cols, rows int
 	var control, state string
@@ -385,6 +603,10 @@ func (v *viewHandler) stream(ctx context.Context, c *websocket.Conn, sess *sessi
 	var sent, resynced time.Time
 	allowance, filled := viewChunk, time.Now()
 	for {
+		if key != nil && !key.alive() {
+			c.Close(viewKeyExpired, "the view's key expired: run termhost view for a new link")
+			return
+		}
 		changed := sess.Changed()
 		// Output that comes in a flood goes in frames: at most one a
 		// viewFrame, each with all there is (up to viewChunk a message),

@@ -22,7 +22,7 @@ import (
 	"github.com/termhost/termhost/internal/testutil"
 )
 
-// The live view (/view) in process: the token, its cookie and the Origin
+// The live view (/view) in process: its login code and key, the Origin
 // and Host guards; a token's sessions and no other's; the handover (take
 // control, the agent's HUMAN_CONTROL refusals, waits ending "human",
 // wait_for {human: "released"}). The page in a real browser is
@@ -32,6 +32,11 @@ import (
 // screen) behind an httptest server; it returns the host and the server's
 // base URL.
 func newViewHost(t *testing.T) (*host.Host, string) {
+	t.Helper()
+	return newViewHostWith(t, mcp.HTTPOptions{Token: testToken})
+}
+
+func newViewHostWith(t *testing.T, opts mcp.HTTPOptions) (*host.Host, string) {
 	t.Helper()
 	plugins := fstest.MapFS{}
 	for _, p := range []string{"telnet/telnet.wasm", "vt/vt.wasm"} {
@@ -45,7 +50,7 @@ func newViewHost(t *testing.T) (*host.Host, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h.MCP.HTTPHandler(mcp.HTTPOptions{Token: testToken}))
+	srv := httptest.NewServer(h.MCP.HTTPHandler(opts))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -75,68 +80,309 @@ func get(t *testing.T, url string, hdr map[string]string) (*http.Response, strin
 	return resp, string(b)
 }
 
-// TestViewToken: ?token= sets an HttpOnly, SameSite=Strict cookie (not the
-// token) and redirects without it; the cookie opens the view, not /mcp; a
-// wrong token, no credentials, a foreign Origin or Host are refused.
-func TestViewToken(t *testing.T) {
-	_, base := newViewHost(t)
-	if r, _ := get(t, base+"/view", nil); r.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("no credentials: %d, want 401", r.StatusCode)
-	}
-	if r, _ := get(t, base+"/view?token=wrong-token-wrong-token", nil); r.StatusCode != http.StatusUnauthorized || len(r.Cookies()) != 0 {
-		t.Fatalf("a wrong token: %d %v, want 401 without a cookie", r.StatusCode, r.Cookies())
-	}
-	r, _ := get(t, base+"/view?token="+testToken+"&session=S1", nil)
-	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/view?session=S1" {
-		t.Fatalf("login: %d to %q, want 303 to /view?session=S1", r.StatusCode, r.Header.Get("Location"))
-	}
-	var cookie *http.Cookie
-	for _, c := range r.Cookies() {
-		if c.Name == "termhost_view" {
-			cookie = c
+func viewDo(t *testing.T, method, url, body string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
 		}
+		req.Header.Set(k, v)
 	}
-	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/view" {
-		t.Fatalf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/view", cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(cookie.Value, testToken) {
-		t.Fatal("the cookie holds the token")
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// viewCode mints a login code with the bearer token, as `termhost view`
+// does.
+func viewCode(t *testing.T, base string) string {
+	t.Helper()
+	r, body := viewDo(t, http.MethodPost, base+mcp.ViewCodePath, "", map[string]string{"Authorization": "Bearer " + testToken})
+	var out struct {
+		Code      string `json:"code"`
+		ExpiresIn int    `json:"expires_in_s"`
 	}
-	withCookie := map[string]string{"Cookie": "termhost_view=" + cookie.Value}
-	if r, body := get(t, base+"/view", withCookie); r.StatusCode != 200 || !strings.Contains(body, "/view/xterm.js") {
-		t.Fatalf("page with the cookie: %d %.200s", r.StatusCode, body)
+	if r.StatusCode != 200 || json.Unmarshal([]byte(body), &out) != nil || len(out.Code) != 24 || out.ExpiresIn <= 0 {
+		t.Fatalf("a login code: %d %s", r.StatusCode, body)
 	}
-	if r, body := get(t, base+"/view/xterm.js", withCookie); r.StatusCode != 200 || len(body) < 100000 {
+	return out.Code
+}
+
+// viewLogin exchanges a code for a view key, as the page does: a POST
+// from its own origin. It returns the status and the key.
+func viewLogin(t *testing.T, base, code string, hdr map[string]string) (int, string) {
+	t.Helper()
+	if hdr == nil {
+		hdr = map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin"}
+	}
+	hdr["Content-Type"] = "application/json"
+	r, body := viewDo(t, http.MethodPost, base+"/view/login", `{"code":"`+code+`"}`, hdr)
+	var out struct {
+		Key string `json:"key"`
+	}
+	json.Unmarshal([]byte(body), &out)
+	return r.StatusCode, out.Key
+}
+
+// viewKey is a fresh view key.
+func viewKey(t *testing.T, base string) string {
+	t.Helper()
+	status, key := viewLogin(t, base, viewCode(t, base), nil)
+	if status != 200 || len(key) != 43 {
+		t.Fatalf("login: %d %q", status, key)
+	}
+	return key
+}
+
+// dialKey opens a screen with a view key as the page does: the key as a
+// second subprotocol.
+func dialKey(base, id, key string, hdr http.Header) (*websocket.Conn, *http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return websocket.Dial(ctx, wsURL(base, id), &websocket.DialOptions{HTTPHeader: hdr, Subprotocols: []string{"termhost-view", "termhost-key." + key}})
+}
+
+// TestViewLogin (issue 33 item 3): the view has no cookie and no token in
+// an address. The page loads without a credential; `termhost view`'s
+// login code (minted with the bearer token, never for a page) is
+// exchanged once, by a POST from the view's own origin, for a key the
+// page sends as a header or a WebSocket subprotocol — nothing the browser
+// sends by itself. Without the key (or the bearer token) the session list
+// and the screens refuse; the key works on the Host it was given for
+// only, from the view's own pages only, and never on /mcp.
+func TestViewLogin(t *testing.T) {
+	_, base := newViewHost(t)
+	cs := connectHTTP(t, base+"/mcp", eraModern, nil)
+	id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+
+	// The page and its assets: no credential, and no cookie.
+	if r, body := get(t, base+"/view", nil); r.StatusCode != 200 || !strings.Contains(body, "/view/xterm.js") || len(r.Cookies()) != 0 {
+		t.Fatalf("the page: %d %v %.200s", r.StatusCode, r.Cookies(), body)
+	}
+	if r, body := get(t, base+"/view/xterm.js", nil); r.StatusCode != 200 || len(body) < 100000 {
 		t.Fatalf("xterm.js: %d, %d bytes", r.StatusCode, len(body))
 	}
-	if r, _ := get(t, base+"/view/sessions", map[string]string{"Authorization": "Bearer " + testToken}); r.StatusCode != 200 {
-		t.Fatalf("sessions with the bearer token: %d", r.StatusCode)
+	// The token in the address opens nothing (and sets no cookie); an
+	// earlier version's cookie is cleared.
+	if r, body := get(t, base+"/view?token="+testToken, nil); r.StatusCode != http.StatusBadRequest || len(r.Cookies()) != 0 || !strings.Contains(body, "termhost view") {
+		t.Fatalf("/view?token=: %d %v %q, want 400, no cookie", r.StatusCode, r.Cookies(), body)
 	}
-	if r, _ := get(t, base+"/view/sessions", map[string]string{"Cookie": "termhost_view=" + testToken}); r.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("the token as a cookie: %d, want 401", r.StatusCode)
+	if r, _ := get(t, base+"/view", map[string]string{"Cookie": "termhost_view=old"}); len(r.Cookies()) != 1 || r.Cookies()[0].MaxAge >= 0 {
+		t.Fatalf("an old cookie is not cleared: %v", r.Cookies())
 	}
-	// The cookie is no bearer token for /mcp.
-	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	req.Header.Set("Authorization", "Bearer "+cookie.Value)
-	req.Header.Set("Content-Type", "application/json")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("the cookie's value as /mcp's bearer token: %v %v, want 401", resp, err)
+	for _, p := range []string{"/view/sessions", "/view/sessions?token=" + testToken} {
+		if r, _ := get(t, base+p, nil); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("%s without a credential: %d, want 401", p, r.StatusCode)
+		}
+	}
+
+	// A login code: for the bearer token, never for a page.
+	bearer := map[string]string{"Authorization": "Bearer " + testToken}
+	for what, hdr := range map[string]map[string]string{
+		"no token":       {},
+		"a wrong token":  {"Authorization": "Bearer " + testToken + "x"},
+		"the view's key": {"X-Termhost-View-Key": viewKey(t, base)},
+	} {
+		if r, _ := viewDo(t, http.MethodPost, base+mcp.ViewCodePath, "", hdr); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a login code with %s: %d, want 401", what, r.StatusCode)
+		}
+	}
+	for _, extra := range []map[string]string{{"Origin": base}, {"Sec-Fetch-Site": "same-origin"}} {
+		for k, v := range bearer {
+			extra[k] = v
+		}
+		if r, _ := viewDo(t, http.MethodPost, base+mcp.ViewCodePath, "", extra); r.StatusCode != http.StatusForbidden {
+			t.Fatalf("a login code for a page (%v): %d, want 403", extra, r.StatusCode)
+		}
+	}
+	if r, _ := viewDo(t, http.MethodGet, base+mcp.ViewCodePath, "", bearer); r.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET of a login code: %d, want 405", r.StatusCode)
+	}
+	code := viewCode(t, base)
+	if strings.Contains(code, testToken) || code == viewCode(t, base) {
+		t.Fatal("login codes are not fresh random text")
+	}
+
+	// The exchange: from the view's own origin only, once.
+	for what, hdr := range map[string]map[string]string{
+		"no Origin":                  {},
+		"Origin null":                {"Origin": "null"},
+		"a foreign Origin":           {"Origin": "http://evil.example"},
+		"another local port":         {"Origin": "http://127.0.0.1:1"},
+		"a same-site page elsewhere": {"Origin": base, "Sec-Fetch-Site": "same-site"},
+	} {
+		if status, key := viewLogin(t, base, code, hdr); status != http.StatusForbidden || key != "" {
+			t.Fatalf("login with %s: %d %q, want 403", what, status, key)
+		}
+	}
+	if status, _ := viewLogin(t, base, "not-a-code-not-a-code-00", nil); status != http.StatusUnauthorized {
+		t.Fatalf("login with a wrong code: %d, want 401", status)
+	}
+	if r, _ := viewDo(t, http.MethodGet, base+"/view/login?code="+code, "", map[string]string{"Origin": base}); r.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET of a login: %d, want 405", r.StatusCode)
+	}
+	status, key := viewLogin(t, base, code, nil) // the refusals above did not use the code up
+	if status != 200 || len(key) != 43 || strings.Contains(key, testToken) {
+		t.Fatalf("login: %d %q", status, key)
+	}
+	if status, again := viewLogin(t, base, code, nil); status != http.StatusUnauthorized || again != "" {
+		t.Fatalf("the code a second time: %d %q, want 401", status, again)
+	}
+
+	// The key: a header on the view's own requests, on its Host only.
+	host := strings.TrimPrefix(base, "http://")
+	if r, body := get(t, base+"/view/sessions", map[string]string{"X-Termhost-View-Key": key, "Sec-Fetch-Site": "same-origin"}); r.StatusCode != 200 || !strings.Contains(body, id) {
+		t.Fatalf("sessions with the key: %d %.200s", r.StatusCode, body)
+	}
+	_, port, _ := strings.Cut(host, ":")
+	wrong := key[:42] + "A"
+	if wrong == key {
+		wrong = key[:42] + "B"
+	}
+	for what, hdr := range map[string]map[string]string{
+		"the key as a cookie":              {"Cookie": "termhost_view=" + key},
+		"the key as a bearer token":        {"Authorization": "Bearer " + key},
+		"the key from a same-site page":    {"X-Termhost-View-Key": key, "Sec-Fetch-Site": "same-site"},
+		"the key from another site":        {"X-Termhost-View-Key": key, "Sec-Fetch-Site": "cross-site"},
+		"the key for another Host":         {"X-Termhost-View-Key": key, "Host": "localhost:" + port},
+		"the key with a wrong last letter": {"X-Termhost-View-Key": wrong},
+	} {
+		if r, _ := get(t, base+"/view/sessions", hdr); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("sessions with %s: %d, want 401", what, r.StatusCode)
+		}
+	}
+	if r, _ := get(t, base+"/view/sessions?key="+key, nil); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the key in the address: %d, want 401", r.StatusCode)
 	}
 	for _, hdr := range []map[string]string{
-		{"Origin": "http://evil.example", "Cookie": withCookie["Cookie"]},
-		{"Origin": "http://localhost:1", "Cookie": withCookie["Cookie"]}, // another local page
-		{"Host": "evil.example", "Cookie": withCookie["Cookie"]},
+		{"Origin": "http://evil.example", "X-Termhost-View-Key": key},
+		{"Origin": "http://localhost:1", "X-Termhost-View-Key": key}, // another local page
+		{"Host": "evil.example", "X-Termhost-View-Key": key},
 	} {
 		if r, _ := get(t, base+"/view/sessions", hdr); r.StatusCode != http.StatusForbidden {
 			t.Fatalf("%v: %d, want 403", hdr, r.StatusCode)
 		}
 	}
+	if r, _ := get(t, base+"/view/sessions", bearer); r.StatusCode != 200 {
+		t.Fatalf("sessions with the bearer token (programs): %d", r.StatusCode)
+	}
+	// The key is no bearer token for /mcp.
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the key as /mcp's bearer token: %v %v, want 401", resp, err)
+	}
+
+	// The screens: the key as a subprotocol, the answer names the other.
+	c, _, err := dialKey(base, id, key, http.Header{"Origin": {base}})
+	if err != nil {
+		t.Fatalf("a screen with the key: %v", err)
+	}
+	if c.Subprotocol() != "termhost-view" {
+		t.Fatalf("the screen's subprotocol: %q", c.Subprotocol())
+	}
+	c.CloseNow()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	h := http.Header{"Cookie": {withCookie["Cookie"]}, "Origin": {"http://evil.example"}}
-	if c, _, err := websocket.Dial(ctx, wsURL(base, "x"), &websocket.DialOptions{HTTPHeader: h}); err == nil {
+	for what, opts := range map[string]*websocket.DialOptions{
+		"no credential":       {Subprotocols: []string{"termhost-view"}},
+		"the key as a cookie": {HTTPHeader: http.Header{"Cookie": {"termhost_view=" + key}}, Subprotocols: []string{"termhost-view"}},
+		"the key from a page elsewhere": {HTTPHeader: http.Header{"Origin": {"http://127.0.0.1:1"}},
+			Subprotocols: []string{"termhost-view", "termhost-key." + key}},
+	} {
+		c, resp, err := websocket.Dial(ctx, wsURL(base, id), opts)
+		if err == nil {
+			c.CloseNow()
+			t.Fatalf("a screen with %s was opened", what)
+		}
+		if resp == nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+			t.Fatalf("a screen with %s: %v %v", what, resp, err)
+		}
+	}
+	if c, _, err := websocket.Dial(ctx, wsURL(base, id)+"&key="+key, nil); err == nil {
 		c.CloseNow()
-		t.Fatal("a WebSocket from a foreign Origin was accepted")
+		t.Fatal("a screen with the key in its address was opened")
+	}
+}
+
+// TestViewNoAuth: a server without a token (--no-auth, loopback only)
+// needs no key: the page's requests and screens work without one.
+func TestViewNoAuth(t *testing.T) {
+	_, base := newViewHostWith(t, mcp.HTTPOptions{NoAuth: true})
+	cs := connectHTTP(t, base+"/mcp", eraModern, nil)
+	id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+	if r, body := get(t, base+"/view/sessions", nil); r.StatusCode != 200 || !strings.Contains(body, id) {
+		t.Fatalf("sessions without a token: %d %.200s", r.StatusCode, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, wsURL(base, id), &websocket.DialOptions{Subprotocols: []string{"termhost-view"}})
+	if err != nil {
+		t.Fatalf("a screen without a token: %v", err)
+	}
+	c.CloseNow()
+}
+
+// TestViewLoginExpiry: a login code not used within its life opens
+// nothing; a key lives while it is used (the page uses it every second)
+// and dies unused, closing the screens it opened.
+func TestViewLoginExpiry(t *testing.T) {
+	defer mcp.SetViewTTLs(400*time.Millisecond, 700*time.Millisecond)()
+	_, base := newViewHost(t)
+	cs := connectHTTP(t, base+"/mcp", eraModern, nil)
+	id := mustCall(t, cs, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+	code := viewCode(t, base)
+	time.Sleep(600 * time.Millisecond)
+	if status, key := viewLogin(t, base, code, nil); status != http.StatusUnauthorized || key != "" {
+		t.Fatalf("an expired code: %d %q, want 401", status, key)
+	}
+	key := viewKey(t, base)
+	withKey := map[string]string{"X-Termhost-View-Key": key}
+	c, _, err := dialKey(base, id, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	closed := make(chan websocket.StatusCode, 1)
+	go func() {
+		for {
+			if _, _, err := c.Read(context.Background()); err != nil {
+				closed <- websocket.CloseStatus(err)
+				return
+			}
+		}
+	}()
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(200 * time.Millisecond) {
+		if r, _ := get(t, base+"/view/sessions", withKey); r.StatusCode != 200 {
+			t.Fatalf("a key in use died after %v: %d", time.Since(start), r.StatusCode)
+		}
+	}
+	select {
+	case st := <-closed:
+		t.Fatalf("the screen closed while its key was in use: %v", st)
+	default:
+	}
+	time.Sleep(time.Second)
+	if r, _ := get(t, base+"/view/sessions", withKey); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a key unused beyond its life: %d, want 401", r.StatusCode)
+	}
+	select {
+	case st := <-closed:
+		if st != 4401 {
+			t.Fatalf("the screen of an expired key closed with %v, want 4401", st)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the screen of an expired key stays open")
+	}
+	if _, _, err := dialKey(base, id, key, nil); err == nil {
+		t.Fatal("an expired key opened a screen")
 	}
 }
 
@@ -437,7 +683,7 @@ func TestViewViewersCost(t *testing.T) {
 // the page's address in the result.
 func TestAskSecret(t *testing.T) {
 	const secret = "s3cret-Ask-7731"
-	_, base := newViewHost(t)
+	_, base := newAskViewHost(t, "sh")
 	urls := make(chan string, 1)
 	var seen strings.Builder // every elicitation the client got, as JSON
 	opts := &sdk.ClientOptions{
@@ -511,7 +757,7 @@ func TestAskSecret(t *testing.T) {
 
 	// Without URL elicitation: the address in the result.
 	plain := connectHTTP(t, base+"/mcp", eraModern, nil)
-	id2 := mustCall(t, plain, "launch_app", map[string]any{"command": "cat"})["session_id"].(string)
+	id2 := askSession(t, plain, secret)
 	out := mustCall(t, plain, "ask_secret", map[string]any{"sessionId": id2, "prompt": "a password"})
 	if out["status"] != "waiting" || !strings.HasPrefix(fmt.Sprint(out["url"]), base+"/view/secret/") {
 		t.Fatalf("ask_secret without URL elicitation: %v", out)
