@@ -1,11 +1,15 @@
 package host
 
 import (
+	"fmt"
 	"github.com/termhost/termhost/internal/warm"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 
 	ptylink "github.com/termhost/termhost/host/link/pty"
 	"github.com/termhost/termhost/host/pty"
@@ -75,18 +79,53 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.G
 	default:
 		cache = abs(cfg.CacheDir)
 	}
-	var own []string
-	for _, p := range []string{abs(credFile), abs(rulesFile), abs(known), abs(cfg.PluginDir), abs(os.Getenv("SSH_KEY_PATH")), cache} {
-		if p != "" {
-			own = append(own, p)
+	// What each hidden file is, for the check of its other names (hard
+	// links): the mount namespace covers a path, not the file, so another
+	// name of it, made before termhost started, still reads.
+	type ownFile struct{ path, what string }
+	var own []ownFile
+	for _, f := range []ownFile{
+		{abs(credFile), whatCredentials}, {abs(rulesFile), "rules file"}, {abs(known), "known_hosts file"},
+		{abs(cfg.PluginDir), "plugin directory"}, {abs(os.Getenv("SSH_KEY_PATH")), whatKey}, {cache, "plugin cache"},
+	} {
+		if f.path != "" {
+			own = append(own, f)
+		}
+	}
+	links := &linkCheck{log: cfg.Logger.With("component", "pty")}
+	if cfg.Sandbox != "off" {
+		// At start a credentials file or a file the caller hides (the HTTP
+		// token) with another name stops termhost: the sandbox's promise
+		// is about them, and they are termhost's own, which nothing else
+		// needs another name for. The rest is said in the log (linkCheck),
+		// once the sandbox is known to be in force.
+		refuse := []ownFile{{abs(credFile), whatCredentials}}
+		if cfg.HiddenPaths != nil {
+			for _, p := range cfg.HiddenPaths() {
+				if p != "" {
+					refuse = append(refuse, ownFile{abs(p), whatHidden})
+				}
+			}
+		}
+		for _, f := range refuse {
+			if n := fileLinks(f.path); n > 1 {
+				return progs, nil, fmt.Errorf("sandbox: the %s %s has %d names (hard links): programs could read it through another, which the sandbox cannot hide; "+
+					"remove the other names (find -xdev -samefile %s, run from the mount point of its file system, lists them), or start with --sandbox=off if programs may read it", f.what, f.path, n, f.path)
+			}
 		}
 	}
 	hidden := func() []string {
-		out := append(make([]string, 0, len(own)+8), own...)
+		out := make([]string, 0, len(own)+8)
+		for _, f := range own {
+			out = append(out, f.path)
+			links.check(f.path, f.what)
+		}
 		if s := creds.Load(); s != nil {
 			for _, in := range s.List() {
 				if c, err := s.Get(in.ID); err == nil && c.PrivateKeyPath != "" {
-					out = append(out, abs(c.PrivateKeyPath))
+					p := abs(c.PrivateKeyPath)
+					out = append(out, p)
+					links.check(p, whatKey)
 				}
 			}
 		}
@@ -94,6 +133,7 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.G
 			for _, p := range cfg.HiddenPaths() {
 				if p != "" {
 					out = append(out, abs(p))
+					links.check(abs(p), whatHidden)
 				}
 			}
 		}
@@ -106,8 +146,75 @@ func newPrograms(cfg Config, creds *atomic.Pointer[secrets.Store], begin *warm.G
 	if err != nil {
 		return progs, nil, err
 	}
+	if cfg.Sandbox != "off" {
+		// The other names of the hidden files are said at start, with the
+		// sandbox's own line (after the probes, which wait for the
+		// client's first answers).
+		go func() {
+			<-begin.Done()
+			if ok, _ := contain.Sandboxed(); ok {
+				hidden()
+			}
+		}()
+	}
 	progs.Contain = contain
 	return progs, contain, nil
+}
+
+// What a hidden file is, in the messages about its other names.
+const (
+	whatCredentials = "credentials file"
+	whatKey         = "key file"
+	whatHidden      = "file hidden from programs"
+)
+
+// linkCheck says in the log, once per file and number of names, that a
+// hidden file has other names (hard links) than the one the sandbox
+// covers: a program can read it, or write it, through them. It is asked at
+// start and each time the hidden paths are (every program start, and each
+// second while a program runs: a reload may name another key).
+type linkCheck struct {
+	log *slog.Logger
+
+	mu   sync.Mutex
+	said map[linkKey]bool
+}
+
+type linkKey struct {
+	dev, ino, links uint64
+	path            string
+}
+
+// check logs a warning when the regular file at path (symbolic links
+// followed, as the cover follows them) has more than one name.
+func (lc *linkCheck) check(path, what string) {
+	var st syscall.Stat_t
+	if path == "" || syscall.Stat(path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink <= 1 {
+		return
+	}
+	k := linkKey{dev: uint64(st.Dev), ino: st.Ino, links: uint64(st.Nlink), path: path}
+	lc.mu.Lock()
+	if lc.said == nil {
+		lc.said = map[linkKey]bool{}
+	}
+	said := lc.said[k]
+	lc.said[k] = true
+	lc.mu.Unlock()
+	if said {
+		return
+	}
+	lc.log.Warn("sandbox: a file hidden from programs has other names (hard links), through which programs can still read and change it; remove the other names (find -xdev -samefile FILE, run from the mount point of its file system, lists them)",
+		"file", path, "what", what, "names", st.Nlink)
+}
+
+// fileLinks is the number of names of the regular file at path (symbolic
+// links followed), or 0.
+func fileLinks(path string) uint64 {
+	var st syscall.Stat_t
+	if path == "" || syscall.Stat(path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return 0
+	}
+	return uint64(st.Nlink)
 }
 
 // programEnv is environ without termhost's own variables (a name ending

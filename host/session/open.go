@@ -102,11 +102,11 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 		screenName = r.cfg.Plugins.Screen
 	}
 	spec.Owner = r.reopenOwner(spec.ID, spec.Owner)
-	release, err := r.reserve(spec.Owner, spec.Name)
+	reserved, err := r.reserve(spec.Owner, spec.Name)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer reserved.release()
 	kind := abiKind(spec.Kind)
 	chain := make([]Binding, 0, len(plugins))
 	closeAll := func() {
@@ -163,7 +163,7 @@ func (r *Registry) Open(ctx context.Context, attach Attacher, spec Spec) (*Sessi
 			r.cfg.Logger.Warn("session not recorded", "err", err)
 		}
 	}
-	if err := r.add(s); err != nil {
+	if err := r.add(s, reserved); err != nil {
 		if rec := s.rec.Swap(nil); rec != nil {
 			rec.r.Close()
 		}

@@ -153,9 +153,38 @@ func (r *Registry) Secrets() *SecretSet { return r.cfg.Secrets }
 // Config is the per-session configuration new sessions get.
 func (r *Registry) Config() Config { return r.cfg }
 
+// slot is a live-session slot reserved for an open in progress
+// (reserve). add hands it to the session it registers, in the same step:
+// from then on the session counts itself (it is live), so an open is
+// never counted twice — reserved and registered — while its call has not
+// returned (issue 33: 100 parallel opens right after 100 disconnects got
+// RESOURCE_LIMIT). release gives back a slot no session took.
+type slot struct {
+	r    *Registry
+	held bool // still counted in r.pending; guarded by r.mu
+}
+
+// release gives the slot back unless add handed it to a session. Safe to
+// call more than once.
+func (sl *slot) release() {
+	sl.r.mu.Lock()
+	sl.takeLocked()
+	sl.r.mu.Unlock()
+}
+
+// takeLocked ends the reservation. Caller holds r.mu.
+func (sl *slot) takeLocked() {
+	if sl != nil && sl.held {
+		sl.held = false
+		sl.r.pending--
+	}
+}
+
 // reserve takes a slot for a session being opened. Ended sessions do not
-// count: they hold no socket or process.
-func (r *Registry) reserve(owner, name string) (release func(), err error) {
+// count: they hold no socket or process. Nor do sessions being closed:
+// Remove and Stop forget a session before they close it, so its slot is
+// free before the call that closes it answers.
+func (r *Registry) reserve(owner, name string) (*slot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -177,14 +206,7 @@ func (r *Registry) reserve(owner, name string) (release func(), err error) {
 		}
 	}
 	r.pending++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			r.mu.Lock()
-			r.pending--
-			r.mu.Unlock()
-		})
-	}, nil
+	return &slot{r: r, held: true}, nil
 }
 
 // newID is a new session id (a ULID).
@@ -198,8 +220,9 @@ func (r *Registry) newIDLocked() string {
 	return ulid.MustNew(ulid.Timestamp(time.Now()), r.entropy).String()
 }
 
-// add names and registers an opened session.
-func (r *Registry) add(s *Session) error {
+// add names and registers an opened session, which takes over the slot
+// reserved for it (sl) in the same step.
+func (r *Registry) add(s *Session, sl *slot) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s.Name != "" {
@@ -226,6 +249,7 @@ func (r *Registry) add(s *Session) error {
 	}
 	s.onEnd = r.ended
 	r.byID[s.ID] = s
+	sl.takeLocked()
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -49,7 +50,27 @@ type Containment struct {
 
 	exe string // this executable, run again as the wrapper
 	seq atomic.Uint64
+
+	// The programs running in a namespace of their own, each with the
+	// paths its wrapper hides: a path added to Hidden later (a reload of
+	// the credentials named another key) is sent to them (Rehide), by a
+	// look once a second while any runs (rehiding).
+	liveMu   sync.Mutex
+	live     map[*PTY]*sandboxed
+	rehiding bool
+	log      *slog.Logger
 }
+
+// sandboxed is a program running in a namespace of its own: the paths its
+// wrapper was told to hide.
+type sandboxed struct {
+	sent   map[string]bool
+	broken bool // a later order was cut short: its wrapper reads no more
+}
+
+// rehideEvery is how often the hidden paths are asked again while a
+// sandboxed program runs.
+const rehideEvery = time.Second
 
 // The containment mechanisms.
 const (
@@ -85,7 +106,7 @@ func NewContainment(cfg ContainmentConfig) (*Containment, error) {
 	}
 	// /proc/self/exe, not the path: it still runs this binary after an
 	// upgrade replaced or removed the file.
-	c := &Containment{hidden: cfg.Hidden, exe: "/proc/self/exe", probed: make(chan struct{})}
+	c := &Containment{hidden: cfg.Hidden, exe: "/proc/self/exe", probed: make(chan struct{}), live: map[*PTY]*sandboxed{}, log: log}
 	if c.hidden == nil {
 		c.hidden = func() []string { return nil }
 	}
@@ -454,7 +475,7 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	}
 	o := orders{Path: path, Argv: append([]string{cfg.Command}, cfg.Args...), Dir: cfg.Dir, Env: cfg.Env}
 	if c.sandbox {
-		o.Hide = c.hidden()
+		o.Hide, o.Sandbox = c.hidden(), true
 		if c.userns {
 			o.AsUser = &[2]int{os.Getuid(), os.Getgid()}
 		}
@@ -485,7 +506,138 @@ func (c *Containment) start(path string, cfg Config, ws *cpty.Winsize) (*PTY, er
 	p := &PTY{f: f, raw: rawio.NewSleepingFile(f), cmd: cmd, pid: pid, exited: make(chan struct{}), ctl: ctl, cg: cg,
 		end: func() (link.ExitStatus, bool) { return programEnd(rd, rep) }}
 	go p.reap()
+	if c.sandbox {
+		c.track(p, o.Hide)
+	}
 	return p, nil
+}
+
+// track adds a sandboxed program to those Rehide tells of new paths, and
+// starts the look once a second if it does not run.
+func (c *Containment) track(p *PTY, hidden []string) {
+	sent := make(map[string]bool, len(hidden))
+	for _, h := range hidden {
+		sent[h] = true
+	}
+	c.liveMu.Lock()
+	defer c.liveMu.Unlock()
+	c.live[p] = &sandboxed{sent: sent}
+	if !c.rehiding {
+		c.rehiding = true
+		go c.rehideLoop()
+	}
+}
+
+// rehideLoop calls Rehide once a second while a sandboxed program runs.
+func (c *Containment) rehideLoop() {
+	t := time.NewTicker(rehideEvery)
+	defer t.Stop()
+	for range t.C {
+		if c.Rehide() == 0 {
+			c.liveMu.Lock()
+			if len(c.live) == 0 {
+				c.rehiding = false
+				c.liveMu.Unlock()
+				return
+			}
+			c.liveMu.Unlock()
+		}
+	}
+}
+
+// Rehide asks Hidden again and tells the wrapper of every sandboxed
+// program still running of each path it does not hide yet (a reload of the
+// credentials named another key after the program started); the wrapper
+// covers it in the program's namespace at once. It returns how many
+// programs it looked at. Orders go one way: a wrapper its program stopped
+// (SIGSTOP) covers the paths once it runs again.
+func (c *Containment) Rehide() int {
+	c.liveMu.Lock()
+	progs := make([]*PTY, 0, len(c.live))
+	for p := range c.live {
+		select {
+		case <-p.exited:
+			delete(c.live, p)
+		default:
+			progs = append(progs, p)
+		}
+	}
+	c.liveMu.Unlock()
+	if len(progs) == 0 {
+		return 0
+	}
+	hidden := c.hidden()
+	for _, p := range progs {
+		c.liveMu.Lock()
+		sb := c.live[p]
+		var fresh []string
+		if sb != nil && !sb.broken {
+			for _, h := range hidden {
+				if h != "" && !sb.sent[h] {
+					fresh = append(fresh, h)
+				}
+			}
+		}
+		c.liveMu.Unlock()
+		if len(fresh) == 0 {
+			continue
+		}
+		n, err := tellHide(p.ctl, fresh)
+		c.liveMu.Lock()
+		for _, h := range fresh[:n] {
+			sb.sent[h] = true
+		}
+		if err != nil && errors.Is(err, errCutShort) {
+			sb.broken = true
+			c.log.Warn("sandbox: a program's wrapper did not take the paths to hide sent to it; files named since it started may stay readable to it", "pid", p.pid, "reason", err.Error())
+		}
+		c.liveMu.Unlock()
+	}
+	return len(progs)
+}
+
+// pipeAtomic is PIPE_BUF: a write of at most this many bytes to a pipe is
+// whole or nothing, so a frame that size is never cut by a deadline.
+const pipeAtomic = 4096
+
+// errCutShort: a frame of later orders was written in part.
+var errCutShort = errors.New("later orders cut short")
+
+// tellHide sends paths to a wrapper as frames of moreOrders, each at most
+// pipeAtomic bytes where a path allows, each within a second; it returns
+// how many paths were sent. A frame not sent at all (the wrapper is
+// stopped and its pipe full; the session is closing) is tried again at
+// the next Rehide; one cut short (a path of nearly 4 KiB) spoils the
+// framing, said by errCutShort.
+func tellHide(ctl *os.File, paths []string) (int, error) {
+	sent := 0
+	for sent < len(paths) {
+		k := sent + 1
+		frame := hideFrame(paths[sent:k])
+		for k < len(paths) {
+			next := hideFrame(paths[sent : k+1])
+			if len(next) > pipeAtomic {
+				break
+			}
+			frame, k = next, k+1
+		}
+		ctl.SetWriteDeadline(time.Now().Add(time.Second))
+		n, err := ctl.Write(frame)
+		if err != nil {
+			if n > 0 {
+				return sent, fmt.Errorf("%w: %w", errCutShort, err)
+			}
+			return sent, err
+		}
+		sent = k
+	}
+	return sent, nil
+}
+
+// hideFrame is one frame of moreOrders.
+func hideFrame(paths []string) []byte {
+	b, _ := json.Marshal(moreOrders{Hide: paths})
+	return append(binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b))), b...)
 }
 
 // isWrapper: pid is a wrapper (or launcher) process, by its argv[0].

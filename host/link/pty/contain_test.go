@@ -1,11 +1,16 @@
 package pty
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -491,5 +496,206 @@ func TestTouchesHidden(t *testing.T) {
 	os.Rename(filepath.Join(dir, "credentials.json.new"), filepath.Join(dir, "credentials.json"))
 	if !touchesHidden(events(), names) {
 		t.Fatal("a hidden file renamed into place went unnoticed")
+	}
+}
+
+// laterKey runs a program under c that prints key each time it reads a
+// line, checks that it reads key, has hidden add key (as a reload of the
+// credentials naming a new key does), and reports whether the running
+// program stops seeing it (within 10 s) after Rehide.
+func laterKey(c *Containment, add func(), key, want string) (string, error) {
+	p, err := Start(Config{Command: "sh", Args: []string{"-c", fmt.Sprintf(`while read -r n; do echo "B$n:"; cat %s; echo ":E$n"; done`, key)}, Env: os.Environ(), Contain: c})
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	r := collect(p)
+	// ask sends n and returns what the program printed of the key.
+	ask := func(n int) (string, bool) {
+		p.Write(fmt.Appendf(nil, "%d\r", n))
+		begin, end := fmt.Sprintf("B%d:", n), fmt.Sprintf(":E%d", n)
+		var got string
+		ok := testutil.Poll(5*time.Second, func() bool {
+			out := r.String()
+			i := strings.LastIndex(out, begin)
+			if i < 0 {
+				return false
+			}
+			j := strings.Index(out[i:], end)
+			if j < 0 {
+				return false
+			}
+			got = out[i+len(begin) : i+j]
+			return true
+		})
+		return got, ok
+	}
+	if got, ok := ask(1); !ok || !strings.Contains(got, want) {
+		return "", fmt.Errorf("before the key was named, the program read %q (answered: %v); want %q", got, ok, want)
+	}
+	add()
+	c.Rehide()
+	for n := 2; n < 200; n++ {
+		got, ok := ask(n)
+		if !ok {
+			return "", fmt.Errorf("the program stopped answering: %q", r.String())
+		}
+		if !strings.Contains(got, want) {
+			return "hidden", nil
+		}
+		if n > 2 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return "readable", nil
+}
+
+// TestSandboxHidesPathsNamedLater (issue 33 item 6): a path added to the
+// hidden ones while a program runs (a reload of the credentials named a
+// key after the session started) is covered in that program's namespace
+// too, not only for programs started later.
+func TestSandboxHidesPathsNamedLater(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "id_later")
+	os.WriteFile(key, []byte("LATER-KEY"), 0o600)
+	var mu sync.Mutex
+	hidden := []string{filepath.Join(dir, "credentials.json")}
+	c, err := NewContainment(ContainmentConfig{Sandbox: "on", Mechanism: MechanismSubreaper, Hidden: func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), hidden...)
+	}})
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	got, err := laterKey(c, func() { mu.Lock(); hidden = append(hidden, key); mu.Unlock() }, key, "LATER-KEY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "hidden" {
+		t.Fatalf("a key named after the program started is still readable to it (10 s after Rehide)")
+	}
+	if b, _ := os.ReadFile(key); string(b) != "LATER-KEY" {
+		t.Fatalf("the key changed for termhost: %q", b)
+	}
+}
+
+// TestSandboxHidesPathsNamedLaterUnprivileged: the same when termhost is
+// not root (the wrapper is root of a user namespace, the program in a
+// nested one). Runs a copy of the test binary as nobody.
+func TestSandboxHidesPathsNamedLaterUnprivileged(t *testing.T) {
+	if key := os.Getenv("TERMHOST_PTY_UNPRIV_LATER"); key != "" {
+		var mu sync.Mutex
+		var hidden []string
+		c, err := NewContainment(ContainmentConfig{Sandbox: "on", Mechanism: MechanismSubreaper, Hidden: func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]string(nil), hidden...)
+		}})
+		if err != nil {
+			fmt.Println("no-sandbox:", err)
+			os.Exit(0)
+		}
+		got, err := laterKey(c, func() { mu.Lock(); hidden = append(hidden, key); mu.Unlock() }, key, "UNPRIV-LATER")
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(2)
+		}
+		fmt.Println("result:", got)
+		os.Exit(0)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to become nobody")
+	}
+	dir, err := os.MkdirTemp("", "termhost-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "pty.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "id_later")
+	os.WriteFile(key, []byte("UNPRIV-LATER"), 0o600)
+	os.Chown(key, 65534, 65534)
+	cmd := exec.Command(bin, "-test.run", "^TestSandboxHidesPathsNamedLaterUnprivileged$")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TERMHOST_PTY_UNPRIV_LATER=" + key, "HOME=" + dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.HasPrefix(string(out), "no-sandbox:") {
+		t.Skipf("unprivileged user namespaces are not available: %s", out)
+	}
+	if !strings.Contains(string(out), "result: hidden") {
+		t.Fatalf("as nobody, a key named after the program started: %s", out)
+	}
+}
+
+// TestTellHideFrames: later paths go in frames a pipe takes whole (at
+// most PIPE_BUF bytes, unless one path alone is longer), which the
+// wrapper reads back in order.
+func TestTellHideFrames(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var paths []string
+	for i := range 12 {
+		paths = append(paths, "/"+strings.Repeat(string(rune('a'+i)), 1000))
+	}
+	long := "/" + strings.Repeat("z", 5000) // alone in its frame
+	type frame struct {
+		size  int
+		paths []string
+	}
+	got := make(chan []frame, 1)
+	go func() {
+		var frames []frame
+		in := bufio.NewReader(r)
+		for {
+			var n uint32
+			if binary.Read(in, binary.BigEndian, &n) != nil {
+				break
+			}
+			b := make([]byte, n)
+			if _, err := io.ReadFull(in, b); err != nil {
+				break
+			}
+			var m moreOrders
+			json.Unmarshal(b, &m)
+			frames = append(frames, frame{4 + int(n), m.Hide})
+		}
+		got <- frames
+	}()
+	if n, err := tellHide(w, paths); err != nil || n != len(paths) {
+		t.Fatalf("tellHide of %d paths: %d, %v", len(paths), n, err)
+	}
+	if n, err := tellHide(w, []string{long}); err != nil || n != 1 {
+		t.Fatalf("tellHide of a long path: %d, %v", n, err)
+	}
+	w.Close()
+	frames := <-got
+	var all []string
+	for i, f := range frames {
+		if f.size > pipeAtomic && len(f.paths) > 1 {
+			t.Errorf("frame %d: %d bytes with %d paths (a pipe takes at most %d whole)", i, f.size, len(f.paths), pipeAtomic)
+		}
+		all = append(all, f.paths...)
+	}
+	if len(frames) < 4 {
+		t.Errorf("%d frames for 12 KB of paths and one of 5 KB", len(frames))
+	}
+	if want := append(append([]string(nil), paths...), long); !slices.Equal(all, want) {
+		t.Fatalf("read back %d paths, want the %d sent in order", len(all), len(want))
 	}
 }

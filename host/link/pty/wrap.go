@@ -13,10 +13,11 @@ package pty
 // session with the PTY (fd 3) as its controlling terminal, reports the
 // program's pid (fd 5), then reaps every child. When the program exits it
 // kills whatever the program left behind and exits with the program's
-// exact status (the same code, or dies of the same signal). When termhost
-// closes fd 4 (it is stopping the session, or it died, even by SIGKILL)
-// it kills the whole subtree, through cgroup.kill when it was started in
-// a session cgroup.
+// exact status (the same code, or dies of the same signal). While the
+// program runs, termhost may send more paths to hide on fd 4 (a reload of
+// the credentials named another key). When termhost closes fd 4 (it is
+// stopping the session, or it died, even by SIGKILL) it kills the whole
+// subtree, through cgroup.kill when it was started in a session cgroup.
 
 import (
 	"bufio"
@@ -29,8 +30,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -43,7 +46,7 @@ const (
 	wrapperMarker = "_TERMHOST_PTY_WRAPPER"
 
 	wrapperTTY    = 3 // the PTY's terminal side
-	wrapperOrders = 4 // from termhost: the orders, then EOF means "kill everything"
+	wrapperOrders = 4 // from termhost: the orders, more paths to hide, then EOF means "kill everything"
 	wrapperReport = 5 // to termhost: one line, the program's pid or why it did not start
 )
 
@@ -55,8 +58,12 @@ type orders struct {
 	Env  []string `json:"env"`
 	// Hide are paths the program must not read: a file is covered by
 	// /dev/null, a directory by an empty read-only tmpfs. Set only when
-	// the wrapper runs in a mount namespace of its own.
+	// the wrapper runs in a mount namespace of its own (Sandbox).
 	Hide []string `json:"hide,omitempty"`
+	// Sandbox: the wrapper runs in a mount namespace of its own, and
+	// covers the paths of later orders (moreOrders) too. Without it those
+	// are ignored: a wrapper in termhost's own namespace never mounts.
+	Sandbox bool `json:"sandbox,omitempty"`
 	// Cgroup is the session cgroup's directory ("" when none): on EOF of
 	// the orders pipe the wrapper writes cgroup.kill there.
 	Cgroup string `json:"cgroup,omitempty"`
@@ -66,6 +73,34 @@ type orders struct {
 	AsUser *[2]int `json:"asUser,omitempty"`
 	// Probe: set up, check that Hide[0] reads empty, report and exit.
 	Probe bool `json:"probe,omitempty"`
+}
+
+// moreOrders come after the orders, while the program runs, in the same
+// framing (a 4-byte big-endian length, then JSON), each at most
+// pipeAtomic bytes where it can be: more paths the program must not read
+// (a reload of the credentials named another key). The wrapper covers
+// them in the namespace the program runs in.
+type moreOrders struct {
+	Hide []string `json:"hide"`
+}
+
+// maxMoreOrders bounds one frame of moreOrders.
+const maxMoreOrders = 1 << 20
+
+// readFrame reads one frame of orders (at most max bytes) into v.
+func readFrame(in io.Reader, max uint32, v any) error {
+	var n uint32
+	if err := binary.Read(in, binary.BigEndian, &n); err != nil {
+		return err
+	}
+	if n > max {
+		return fmt.Errorf("orders of %d bytes (at most %d)", n, max)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(in, buf); err != nil {
+		return fmt.Errorf("orders cut short: %w", err)
+	}
+	return json.Unmarshal(buf, v)
 }
 
 // report is the wrapper's answer: first the program's pid (or why it did
@@ -152,15 +187,9 @@ func wrapperMain() {
 	ordersPipe := os.NewFile(wrapperOrders, "orders")
 	in := bufio.NewReader(ordersPipe)
 	var o orders
-	var n uint32
-	if err := binary.Read(in, binary.BigEndian, &n); err != nil || n > 64<<20 {
+	if err := readFrame(in, 64<<20, &o); errors.Is(err, io.EOF) {
 		fail("wrapper: no orders from termhost")
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(in, buf); err != nil {
-		fail("wrapper: orders cut short: %v", err)
-	}
-	if err := json.Unmarshal(buf, &o); err != nil {
+	} else if err != nil {
 		fail("wrapper: orders: %v", err)
 	}
 	if err := hide(o.Hide); err != nil {
@@ -195,13 +224,27 @@ func wrapperMain() {
 		fail("%v", err)
 	}
 	tty.Close() // the terminal ends when the program's side of it does
-	keepCovered(o.Hide)
+	cv := &covers{private: len(o.Hide) > 0}
+	cv.keep(o.Hide)
 	writeReport(rep, report{Pid: proc.Pid})
 
 	stop := make(chan struct{})
 	go func() {
-		// Anything but more orders (there are none) is the order to stop:
-		// termhost closed the pipe, or it died.
+		// More paths to hide, while they come; then anything else is the
+		// order to stop: termhost closed the pipe, or it died. Orders that
+		// do not parse end the reading of orders, not the program.
+		for {
+			var m moreOrders
+			if err := readFrame(in, maxMoreOrders, &m); err != nil {
+				if !errors.Is(err, io.EOF) {
+					fmt.Fprintf(os.Stderr, "%s: later orders: %v; no more paths will be hidden from this program\n", wrapperArg0, err)
+				}
+				break
+			}
+			if o.Sandbox {
+				cv.add(m.Hide)
+			}
+		}
 		io.Copy(io.Discard, in)
 		close(stop)
 	}()
@@ -386,54 +429,127 @@ func covered(p string, st *unix.Stat_t) bool {
 	return err == nil && len(ents) == 0
 }
 
-// keepCovered puts the covers back when a hidden path changes under them:
-// a file replaced by rename outside (an editor saving credentials.json)
-// is a new dentry, and the kernel drops the mounts on the old one in every
-// namespace. Directories holding hidden paths are watched (inotify), and
-// checked every second besides; between the rename and the new cover a
-// program that reads at that very moment sees the new file.
-func keepCovered(paths []string) {
+// covers are the paths a wrapper hides, kept covered while the program
+// runs. A file replaced by rename outside (an editor saving
+// credentials.json) is a new dentry, and the kernel drops the mounts on
+// the old one in every namespace: directories holding hidden paths are
+// watched (inotify), and checked every second besides; between the rename
+// and the new cover a program that reads at that very moment sees the new
+// file. Paths told later (add) are covered at once and kept the same way.
+type covers struct {
+	mu      sync.Mutex
+	paths   []string
+	private bool // the mounts were made private (hide)
+	started bool // the watchers run
+	fd      int  // inotify, or -1
+	// The hidden names in each watched directory: other files coming and
+	// going there (a busy ~/.cache, the working directory) are not worth
+	// a look.
+	names map[int32]map[string]bool
+}
+
+// keep starts keeping paths, already covered (hide), covered.
+func (cv *covers) keep(paths []string) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.keepLocked(paths)
+}
+
+// add covers paths not hidden yet, in the namespace the program runs in,
+// and keeps them covered. A path that cannot be covered is said on
+// stderr (termhost's log); the program goes on.
+func (cv *covers) add(paths []string) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	var fresh []string
+	for _, p := range paths {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(cv.paths, p) && !slices.Contains(fresh, p) {
+			fresh = append(fresh, p)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	if !cv.private {
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: sandbox: make mounts private: %v; later paths are not hidden\n", wrapperArg0, err)
+			return
+		}
+		cv.private = true
+	}
+	for _, p := range fresh {
+		if err := cover(p); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: sandbox: hide %s: %v\n", wrapperArg0, p, err)
+		}
+	}
+	cv.keepLocked(fresh)
+}
+
+// keepLocked watches paths' directories and starts the watchers once.
+// Caller holds mu.
+func (cv *covers) keepLocked(paths []string) {
 	if len(paths) == 0 {
 		return
 	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err == nil {
-		// The hidden names in each watched directory: other files coming
-		// and going there (a busy ~/.cache, the working directory) are
-		// not worth a look.
-		names := map[int32]map[string]bool{}
-		for _, p := range paths {
-			wd, err := unix.InotifyAddWatch(fd, filepath.Dir(p), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
-			if err != nil {
-				continue
-			}
-			if names[int32(wd)] == nil {
-				names[int32(wd)] = map[string]bool{}
-			}
-			names[int32(wd)][filepath.Base(p)] = true
+	if !cv.started {
+		cv.started = true
+		cv.names = map[int32]map[string]bool{}
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err != nil {
+			fd = -1
+		}
+		cv.fd = fd
+		if fd >= 0 {
+			go cv.watch()
 		}
 		go func() {
-			buf := make([]byte, 4096)
-			for {
-				n, err := unix.Read(fd, buf)
-				if n <= 0 && !errors.Is(err, unix.EINTR) {
-					return
-				}
-				if n <= 0 || touchesHidden(buf[:n], names) {
-					for _, p := range paths {
-						cover(p)
-					}
-				}
+			for range time.Tick(time.Second) {
+				cv.coverAll()
 			}
 		}()
 	}
-	go func() {
-		for range time.Tick(time.Second) {
-			for _, p := range paths {
-				cover(p)
-			}
+	cv.paths = append(cv.paths, paths...)
+	if cv.fd < 0 {
+		return
+	}
+	for _, p := range paths {
+		wd, err := unix.InotifyAddWatch(cv.fd, filepath.Dir(p), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF)
+		if err != nil {
+			continue
 		}
-	}()
+		if cv.names[int32(wd)] == nil {
+			cv.names[int32(wd)] = map[string]bool{}
+		}
+		cv.names[int32(wd)][filepath.Base(p)] = true
+	}
+}
+
+// coverAll covers again every path that lost its cover.
+func (cv *covers) coverAll() {
+	cv.mu.Lock()
+	paths := cv.paths
+	cv.mu.Unlock()
+	for _, p := range paths {
+		cover(p)
+	}
+}
+
+// watch reads the inotify events and covers again when one names a
+// hidden path.
+func (cv *covers) watch() {
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(cv.fd, buf)
+		if n <= 0 && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		cv.mu.Lock()
+		touched := n <= 0 || touchesHidden(buf[:n], cv.names)
+		cv.mu.Unlock()
+		if touched {
+			cv.coverAll()
+		}
+	}
 }
 
 // touchesHidden: one of the inotify events in buf names a hidden path,
