@@ -91,6 +91,9 @@ type Config struct {
 	// NoPrograms: this host starts no programs (plugins list), so the
 	// containment is not probed.
 	NoPrograms bool
+	// AskPrograms: the local programs ask_secret types the person's
+	// secret into (mcp.Config.AskPrograms; nil: mcp.DefaultAskPrograms).
+	AskPrograms []string
 
 	Logger *slog.Logger
 }
@@ -110,6 +113,8 @@ type Host struct {
 	MCP      *mcp.Server
 	// SSH is nil when the ssh plugin is not loaded.
 	SSH *SSH
+	// Rules are the command rules (rules.json) of every session kind.
+	Rules *policy.Store
 	// Containment is how programs are started (nil with NoPrograms):
 	// Mechanism and Sandboxed say what this machine allowed.
 	Containment *ptylink.Containment
@@ -131,21 +136,35 @@ func (s *SSH) close() {
 	}
 	s.Pool.Close()
 	s.Creds.Close()
-	s.Rules.Close()
 }
 
-// openSSH loads the SSH secrets and rules. A credentials or rules file
-// that does not load is logged, not fatal: the other tools still work, and
-// the ssh tools say why (a fix is picked up by the watcher).
-func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher) *SSH {
+// openRules loads the command rules every session kind is held to. A
+// rules file that does not load is logged, not fatal (a missing --rules
+// file stops termhost before this); a fix is picked up by the watcher.
+func openRules(cfg Config) *policy.Store {
+	log := cfg.Logger.With("component", "rules")
+	rulesFile := cfg.RulesFile
+	if rulesFile == "" {
+		rulesFile = "rules.json"
+	}
+	rules, err := policy.NewStore(rulesFile, log)
+	if err != nil {
+		log.Error("command rules not loaded: no rules are in force until the file is fixed", "reason", err.Error())
+	}
+	if err := rules.Watch(); err != nil {
+		log.Warn("rules will not be reloaded on change", "reason", err.Error())
+	}
+	return rules
+}
+
+// openSSH loads the SSH secrets. A credentials file that does not load is
+// logged, not fatal: the other tools still work, and the ssh tools say why
+// (a fix is picked up by the watcher).
+func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher, rules *policy.Store) *SSH {
 	log := cfg.Logger.With("component", "ssh")
 	credFile := cfg.CredentialsFile
 	if credFile == "" {
 		credFile = "credentials.json"
-	}
-	rulesFile := cfg.RulesFile
-	if rulesFile == "" {
-		rulesFile = "rules.json"
 	}
 	known := cfg.KnownHostsFile
 	if known == "" {
@@ -158,15 +177,8 @@ func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher) *S
 	if err := creds.Watch(); err != nil {
 		log.Warn("credentials will not be reloaded on change", "reason", err.Error())
 	}
-	rules, err := policy.NewStore(rulesFile, log)
-	if err != nil {
-		log.Error("command rules not loaded: no rules are in force until the file is fixed", "reason", err.Error())
-	}
-	if err := rules.Watch(); err != nil {
-		log.Warn("rules will not be reloaded on change", "reason", err.Error())
-	}
 	hk := secrets.NewHostKeys(known, []string{cfg.UserKnownHosts}, log)
-	d := &ssh.Dialer{Sessions: sessions, Attach: attach, Creds: creds, HostKeys: hk, Rules: rules}
+	d := &ssh.Dialer{Sessions: sessions, Attach: attach, Creds: creds, HostKeys: hk, Rules: rules.For(policy.KindSSH)}
 	return &SSH{Creds: creds, Rules: rules, HostKeys: hk, Pool: ssh.NewPool(d, cfg.SSHLimits)}
 }
 
@@ -270,23 +282,25 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return b, err
 	}
-	deps := mcp.Deps{Sessions: sessions, Attach: attach, Programs: programs, Plugins: lister{plugins}}
+	rules := openRules(cfg)
+	deps := mcp.Deps{Sessions: sessions, Attach: attach, Programs: programs, Plugins: lister{plugins}, Rules: rules}
 	var sshTools *SSH
 	if plugins.Has(ssh.Plugin) {
-		sshTools = openSSH(cfg, sessions, attach)
+		sshTools = openSSH(cfg, sessions, attach, rules)
 		credStore.Store(sshTools.Creds)
 		deps.SSH = &mcp.SSH{Pool: sshTools.Pool, Creds: sshTools.Creds}
 	}
 	srv, err := mcp.New(deps, mcp.Config{Tools: cfg.Tools, Logger: cfg.Logger.With("component", "mcp"),
-		PTYResources: !cfg.NoPTYResources, Warm: warmup.Open})
+		PTYResources: !cfg.NoPTYResources, Warm: warmup.Open, AskPrograms: cfg.AskPrograms})
 	if err != nil {
 		sshTools.close()
+		rules.Close()
 		sessions.Close()
 		contain.Close()
 		plugins.Close()
 		return nil, err
 	}
-	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: sshTools, Containment: contain,
+	h := &Host{Plugins: plugins, Sessions: sessions, MCP: srv, SSH: sshTools, Rules: rules, Containment: contain,
 		stopTrim: make(chan struct{}), trimDone: make(chan struct{})}
 	go h.trimWhenQuiet()
 	return h, nil
@@ -394,6 +408,7 @@ func (h *Host) Close() error {
 		<-h.trimDone
 	}
 	h.SSH.close()
+	h.Rules.Close()
 	h.Sessions.Close()
 	h.Containment.Close()
 	return h.Plugins.Close()

@@ -333,6 +333,7 @@ type serveOptions struct {
 	ssh          sshOptions
 	containment  string
 	sandbox      string
+	askPrograms  string
 	http         httpOptions
 	debug        debugOptions
 	record       recordOptions
@@ -370,6 +371,10 @@ func (o *serveOptions) register(fs *flags) {
 	fs.env("containment", "TERMHOST_CONTAINMENT")
 	fs.StringVar(&o.sandbox, "sandbox", "auto", `hide the credentials file, its keys and termhost's other files from programs (a mount namespace): "auto" (where the system allows; a warning otherwise), "on" (refuse to start without it), "off"`)
 	fs.env("sandbox", "TERMHOST_SANDBOX")
+	// No environment variable: an inherited one must not widen where the
+	// person's secrets go unseen.
+	fs.StringVar(&o.askPrograms, "ask-programs", strings.Join(mcp.DefaultAskPrograms, ","), "comma-separated `programs` (names in PATH, or paths) "+
+		"into which ask_secret may type the person's secret, compared by the real executable; empty: none (Telnet and SSH sessions only)")
 	o.http.register(fs)
 	o.record.register(fs)
 }
@@ -429,6 +434,12 @@ func (o *serveOptions) config(log *slog.Logger) (host.Config, error) {
 		return host.Config{}, usagef("sandbox %q: expected auto, on or off", o.sandbox)
 	}
 	cfg.Containment, cfg.Sandbox, cfg.OwnEnv = o.containment, o.sandbox, ownEnv
+	cfg.AskPrograms = []string{}
+	for _, p := range strings.Split(o.askPrograms, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.AskPrograms = append(cfg.AskPrograms, p)
+		}
+	}
 	if err := o.record.config(&cfg); err != nil {
 		return host.Config{}, err
 	}

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -88,24 +90,29 @@ func TestViewInBrowser(t *testing.T) {
 	})
 
 	ctx := browser(t)
-	// The list: every session of the token, each with its screen.
+	// The list: every session of the token, each with its screen, opened
+	// with the one-time address `termhost view` prints.
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/view?token="+srv.token),
+		chromedp.Navigate(viewLink(t, srv)),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`section.card[data-session=%q][data-ready="1"]`, id))),
 	); err != nil {
 		t.Fatalf("the list page: %v", err)
 	}
 	loc, err := chromedp.Run(ctx, chromedp.Location())
-	if err != nil || strings.Contains(loc, "token") {
-		t.Fatalf("the address keeps the token: %q %v", loc, err)
+	if err != nil || loc != base+"/view" {
+		t.Fatalf("the address after the login: %q %v, want %s/view", loc, err, base)
 	}
 
-	// One session full size: its screen equals view_screen's text.
+	// One session full size (a click, which stays in the page and its
+	// key): its screen equals view_screen's text.
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/view?session="+id),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`section.card[data-session=%q] h2 a`, id))),
 		chromedp.WaitVisible(chromedp.CSS(`section.card.full[data-ready="1"]`)),
 	); err != nil {
 		t.Fatalf("the session page: %v", err)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); loc != base+"/view?session="+id {
+		t.Fatalf("the address of the session page: %q", loc)
 	}
 	var page, agent string
 	if !testutil.Poll(10*time.Second, func() bool {
@@ -240,7 +247,7 @@ func TestAskSecretInBrowser(t *testing.T) {
 	testutil.NeedProgram(t, "bash")
 	const secret = "Br0wser-Secret-5521"
 	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(secret))) // the agent never types the secret itself
-	srv := startHTTP(t)
+	srv := startHTTP(t, "--ask-programs", "bash")
 	cs := connectEra(t, srv, eraModern, nil)
 	opened := testutil.MustCall(t, cs, "launch_app", map[string]any{"command": "bash", "args": []string{"--norc", "--noprofile"},
 		"env": map[string]string{"PS1": "$ ", "HOME": t.TempDir()}, "record": true})
@@ -294,18 +301,44 @@ func TestAskSecretInBrowser(t *testing.T) {
 	}
 }
 
-// TestViewCommand: `termhost view` prints the view's address with the
-// token from the token file (and the session), and opens nothing; without
-// a token file it says to start the server first.
+// TestViewCommand: `termhost view` asks the running server for a
+// one-time login code and prints the view's address with it (and the
+// session), never the token, and opens nothing; a new call, a new code.
+// Without a token file it says to start the server first; without a
+// server, the same; with another server's token, so.
 func TestViewCommand(t *testing.T) {
+	srv := startHTTP(t)
+	addr := strings.TrimSuffix(strings.TrimPrefix(srv.url, "http://"), "/mcp")
+	cmd := exec.Command(binary, "view", "--token-file", srv.tokenFile, "--http", addr, "--session", "01ABC")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	want := regexp.MustCompile(`^http://` + regexp.QuoteMeta(addr) + `/view\?session=01ABC#login=[A-Za-z0-9_-]{24}\n$`)
+	if err != nil || !want.Match(out) || strings.Contains(string(out), srv.token) {
+		t.Fatalf("termhost view: %q %v %s, want %s", out, err, stderr.String(), want)
+	}
+	if !strings.Contains(stderr.String(), "works once") || !strings.Contains(stderr.String(), "run `termhost view` again") {
+		t.Fatalf("termhost view says %q; want how long the address works and what a reload needs", stderr.String())
+	}
+	if again := viewLink(t, srv); strings.Contains(string(out), again[strings.Index(again, "#"):]) {
+		t.Fatalf("two calls printed the same code: %q and %q", out, again)
+	}
 	file := filepath.Join(t.TempDir(), "token")
 	const token = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
 	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(binary, "view", "--token-file", file, "--http", "127.0.0.1:4555", "--session", "01ABC").Output()
-	if want := "http://127.0.0.1:4555/view?session=01ABC&token=" + token + "\n"; err != nil || string(out) != want {
-		t.Fatalf("termhost view: %q %v, want %q", out, err, want)
+	if out, err := exec.Command(binary, "view", "--token-file", file, "--http", addr).CombinedOutput(); err == nil || !strings.Contains(string(out), "refused the token") {
+		t.Fatalf("termhost view with another server's token: %q %v", out, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	if out, err := exec.Command(binary, "view", "--token-file", file, "--http", closed).CombinedOutput(); err == nil || !strings.Contains(string(out), "start `termhost serve --http` first") || strings.Contains(string(out), "http://"+closed+"/view") {
+		t.Fatalf("termhost view without a server: %q %v", out, err)
 	}
 	out, err = exec.Command(binary, "view", "--token-file", file+".missing").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "start `termhost serve --http` first") {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,13 @@ import (
 // terminal would echo it, the line before it checked) and never passes
 // through MCP. Served over HTTP only: there is no page to serve over
 // stdio.
+//
+// The agent chose the session, so the page is made only where the person
+// can see where the secret goes (askgate.go: a program of --ask-programs
+// asking for it, or a Telnet/SSH destination the page shows and the person
+// confirms), and it is typed only if it still goes to the very place the
+// page showed. What is typed is one line: no line end or other control
+// character (notOneLine), so a submission cannot type a command after it.
 //
 // Every wait on the person is bounded (bound): by askWait, the page's
 // expiry, the call's context, the terminal session ending, and the MCP
@@ -65,10 +73,16 @@ func askWaitLimit() time.Duration {
 
 // secretAsk is one page waiting for a secret.
 type secretAsk struct {
-	sess    *session.Session
-	owner   string
-	prompt  string
-	login   bool // a login's page: only that login waits on it
+	sess   *session.Session
+	owner  string
+	prompt string
+	login  bool // a login's page: only that login waits on it
+	// dest is where the secret goes, as the page shows it; gated: it must
+	// still go there (askDestination) when the person sends it — every
+	// page but that of a login with a credential, whose target the
+	// credential names (TRUST-1).
+	dest    askDest
+	gated   bool
 	expires time.Time
 	done    chan struct{} // closed once the page was used; err is what typing it gave
 	err     error
@@ -89,6 +103,10 @@ type asks struct {
 	waits   map[*askWaiter]struct{}
 	closing map[string]error
 	shut    error
+	// progs: the programs a local secret may go to (Config.AskPrograms),
+	// resolved once.
+	progsOnce sync.Once
+	progs     askPrograms
 }
 
 type askWaiter struct {
@@ -96,8 +114,8 @@ type askWaiter struct {
 	cancel context.CancelCauseFunc
 }
 
-// add makes a page for owner's session; it returns its code.
-func (a *asks) add(owner string, sess *session.Session, prompt string, login bool) (string, *secretAsk, error) {
+// add makes a page for owner's session k.sess; it returns its code.
+func (a *asks) add(owner string, k *secretAsk) (string, *secretAsk, error) {
 	var b [18]byte // 144 bits
 	rand.Read(b[:])
 	code := base64.RawURLEncoding.EncodeToString(b[:])
@@ -119,7 +137,7 @@ func (a *asks) add(owner string, sess *session.Session, prompt string, login boo
 		return "", nil, fmt.Errorf("%w: %d pages of yours are waiting for a secret (at most %d, %d in all); each expires %s after it is made",
 			session.ErrLimit, mine, maxAsksOwner, maxAsks, askTTL)
 	}
-	k := &secretAsk{sess: sess, owner: owner, prompt: prompt, login: login, expires: now.Add(askTTL), done: make(chan struct{})}
+	k.owner, k.expires, k.done = owner, now.Add(askTTL), make(chan struct{})
 	a.m[code] = k
 	return code, k, nil
 }
@@ -321,6 +339,12 @@ type askIn struct {
 // addAskSecret registers ask_secret (once: the HTTP transport calls it).
 func (s *Server) addAskSecret() {
 	s.askOnce.Do(func() {
+		p := s.askPrograms()
+		s.log.Debug("ask_secret types into local programs of --ask-programs", "programs", p.named, "found", len(p.paths))
+		if len(p.writable) > 0 {
+			s.log.Warn("ask-programs: programs this user can replace (so can a program the agent runs); a name found in PATH is left out",
+				"programs", strings.Join(p.writable, ", "))
+		}
 		addTool(s, textVoice, &sdk.Tool{
 			Name: "ask_secret",
 			// No annotations: the defaults (destructive, open world) are
@@ -346,18 +370,29 @@ func (s *Server) askSecret(ctx context.Context, req *sdk.CallToolRequest, in ask
 		return nil, fmt.Errorf("%w: ask_secret needs serve --http (the person types the secret on a page of this server)", session.ErrUnsupported)
 	}
 	own := owner(req)
-	// A page of an earlier call with this prompt: waited on, not made again.
+	// Only where the person can see the secret goes: refused before any
+	// page is made (askgate.go).
+	dest, refusal := s.askDestination(sess)
+	// A page of an earlier call with this prompt: waited on, not made
+	// again — unless it still waits and its secret would now go elsewhere.
 	code, ask := s.asks.pending(own, sess, in.Prompt)
+	if ask != nil && !isDone(ask.done) && (refusal != nil || !ask.dest.same(dest)) {
+		s.asks.drop(code)
+		ask = nil
+	}
+	if ask == nil && refusal != nil {
+		return nil, invalid("sessionId", "%v", refusal)
+	}
 	again := ask != nil
 	if !again {
-		if code, ask, err = s.asks.add(own, sess, in.Prompt, false); err != nil {
+		if code, ask, err = s.asks.add(own, &secretAsk{sess: sess, prompt: in.Prompt, dest: dest, gated: true}); err != nil {
 			return nil, err
 		}
 	}
 	url := base + secretPagePath + code
-	msg := in.Prompt
-	if msg == "" {
-		msg = "A secret for session " + sess.ID
+	msg := fmt.Sprintf("The agent asks for a secret for session %s; you type it on termhost's page, and the agent never sees it.", sess.ID)
+	if in.Prompt != "" {
+		msg = fmt.Sprintf("The agent asks, for session %s: \u201c%s\u201d. You type it on termhost's page, and the agent never sees it.", sess.ID, shown(in.Prompt))
 	}
 	typed := map[string]any{"sessionId": sess.ID, "status": "typed"}
 	if ss := req.Session; ss != nil && urlElicitation(ss) && !isDone(ask.done) {
@@ -382,6 +417,19 @@ func (s *Server) askSecret(ctx context.Context, req *sdk.CallToolRequest, in ask
 	return map[string]any{"sessionId": sess.ID, "status": "waiting", "url": url, "expires_in_s": int(askTTL.Seconds()),
 		"note": "show this url to your person: what they type there goes into the session, not through you. " +
 			"Then call ask_secret again with the same prompt: it waits until they have typed it"}, nil
+}
+
+// askPrograms is the allow-list of local programs, resolved (PATH
+// lookups) on first use: when HTTP serving starts (addAskSecret).
+func (s *Server) askPrograms() askPrograms {
+	s.asks.progsOnce.Do(func() {
+		names := s.cfg.AskPrograms
+		if names == nil {
+			names = DefaultAskPrograms
+		}
+		s.asks.progs = resolveAskPrograms(names)
+	})
+	return s.asks.progs
 }
 
 // askErr is an ask_secret wait that ended with nothing typed: the page,
@@ -458,12 +506,19 @@ func (s *Server) loginAsk(req *sdk.CallToolRequest, sess *session.Session, credI
 			lacks = "no credential was given"
 		}
 		what := fmt.Sprintf("the %s (%s); the device says %q", field, lacks, prompt)
-		code, ask, err := s.asks.add(own, sess, what, true)
+		// A credential's login goes to the credential's own target
+		// (checked before it started); any other only where ask_secret
+		// would type.
+		dest, refusal := s.askDestination(sess)
+		if credID == "" && refusal != nil {
+			return fmt.Errorf("no page was made for the person: %w", refusal)
+		}
+		code, ask, err := s.asks.add(own, &secretAsk{sess: sess, prompt: what, login: true, dest: dest, gated: credID == ""})
 		if err != nil {
 			return err
 		}
 		defer s.asks.drop(code) // the login's alone: it ends with the login's wait
-		msg := fmt.Sprintf("Session %s asks for the %s: %s. Type it on this page; the agent never sees it.", sess.ID, field, lacks)
+		msg := fmt.Sprintf("termhost's login of session %s asks for the %s: %s. Type it on this page; the agent never sees it.", sess.ID, field, lacks)
 		status, err := s.elicitAsk(ctx, ss, code, ask, base+secretPagePath+code, msg)
 		if err != nil {
 			return err
@@ -505,12 +560,35 @@ var secretPage = template.Must(template.New("secret").Parse(`<!doctype html>
 <body><header><h1>termhost: a secret for session {{.Session}}</h1></header>
 <main><section class="card">
 {{if .Done}}<p id="done">{{.Done}}</p>{{else}}
-<p>The agent asks: <strong>{{.Prompt}}</strong></p>
-<p class="meta">Session {{.Session}} ({{.Kind}}, {{.Target}}). What you type goes into the session, followed by Enter; the agent never sees it.</p>
-<form method="post"><input type="password" name="secret" id="secret" autocomplete="off" autofocus maxlength="1024" required>
+{{if .Agent}}<p id="asks">The agent asks, in its own words (not termhost's): <q>{{.Prompt}}</q></p>
+{{else}}<p id="asks">termhost's login of this session asks for {{.Prompt}}.</p>{{end}}
+<p>What you type goes to:</p>
+<ul id="where">{{range .Where}}<li>{{.}}</li>{{end}}</ul>
+<p class="meta">It is typed there as one line, followed by Enter; the agent never sees it. If that is not where you mean your secret to go, close this page.</p>
+{{if .Error}}<p id="error" role="alert">Not sent: {{.Error}}. Nothing was typed.</p>{{end}}
+<form method="post">
+{{if .Confirm}}<p><label><input type="checkbox" name="confirm" id="confirm" value="yes" required> I trust {{.Target}} with this secret</label></p>{{end}}
+<input type="password" name="secret" id="secret" autocomplete="off" autofocus maxlength="1024" required>
 <button type="submit" id="send">Send</button></form>{{end}}
 </section></main></body></html>
 `))
+
+// askStill refuses a page's secret unless it still goes where the page
+// shows (askDestination, the same processes or connection).
+func (s *Server) askStill(ask *secretAsk) error {
+	cur, err := s.askDestination(ask.sess)
+	if err != nil {
+		return err
+	}
+	if !cur.same(ask.dest) {
+		what := "the connection"
+		if !ask.dest.network() {
+			what = "the program reading the terminal"
+		}
+		return refusef("%s changed since this page was made, so it would not go where this page shows", what)
+	}
+	return nil
+}
 
 // secret serves a page waiting for a secret: GET shows the form, POST
 // types what the person sent (once).
@@ -520,37 +598,78 @@ func (v *viewHandler) secret(w http.ResponseWriter, r *http.Request, code string
 	// form with Origin "null", which the Origin check refuses. The address
 	// (and its code) still goes to no other site.
 	w.Header().Set("Referrer-Policy", "same-origin")
-	ask := v.h.srv.asks.peek(code)
+	srv := v.h.srv
+	ask := srv.asks.peek(code)
 	if ask == nil {
 		http.Error(w, "No such page: it was used, or it expired (ask the agent for a new one)", http.StatusNotFound)
 		return
 	}
-	data := map[string]any{"Session": ask.sess.ID, "Kind": string(ask.sess.Kind), "Target": ask.sess.Peer.String(), "Prompt": ask.prompt}
-	if r.Method == http.MethodPost {
-		r.Body = http.MaxBytesReader(w, r.Body, maxSecretForm)
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "Bad form", http.StatusBadRequest)
+	confirm := ask.gated && ask.dest.network()
+	data := map[string]any{"Session": ask.sess.ID, "Prompt": shown(ask.prompt), "Agent": !ask.login, "Where": ask.dest.lines(), "Confirm": confirm,
+		"Target": fmt.Sprintf("%s, port %d (%s)", ask.dest.host, ask.dest.port, ask.dest.remote)}
+	status := http.StatusOK
+	show := func() {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		secretPage.Execute(w, data)
+	}
+	// Where it would go now must be where the page shows: else no form
+	// (the page stays: a program between two prompts may ask again).
+	if ask.gated {
+		if err := srv.askStill(ask); err != nil {
+			data["Done"] = "Not available now: " + err.Error() + ". Nothing was typed. Reload this page when the program asks again, or ask the agent for a new page."
+			show()
 			return
-		}
-		secret := []byte(r.PostForm.Get("secret"))
-		if ask = v.h.srv.asks.take(code); ask == nil {
-			http.Error(w, "No such page: it was used, or it expired", http.StatusNotFound)
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
-		err := ask.sess.SendCredential(ctx, secret, true)
-		cancel()
-		clear(secret)
-		v.h.srv.asks.finish(ask, err)
-		data["Done"] = "Sent into the session. You can close this page."
-		if err != nil {
-			var why = err.Error()
-			if errors.Is(err, session.ErrEchoOn) {
-				why = "the program is not at a password prompt (it would show what you type)"
-			}
-			data["Done"] = "Not sent: " + why + ". Ask the agent for a new page."
 		}
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	secretPage.Execute(w, data)
+	if r.Method != http.MethodPost {
+		show()
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxSecretForm)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "Bad form", http.StatusBadRequest)
+		return
+	}
+	secret := []byte(r.PostForm.Get("secret"))
+	defer clear(secret)
+	// One line, and where the person confirmed: else the page stays for
+	// them to try again.
+	why := notOneLine(string(secret))
+	if err := session.CheckCredential(secret); why == "" && err != nil {
+		why = err.Error()
+	}
+	if why != "" {
+		data["Error"], status = why, http.StatusBadRequest
+		show()
+		return
+	}
+	if confirm && r.PostForm.Get("confirm") != "yes" {
+		data["Error"], status = "confirm that you trust where it goes (tick the box)", http.StatusBadRequest
+		show()
+		return
+	}
+	if ask = srv.asks.take(code); ask == nil {
+		http.Error(w, "No such page: it was used, or it expired", http.StatusNotFound)
+		return
+	}
+	// Checked once more just before it is typed: the same processes or
+	// connection the page showed.
+	var gate device.Gate
+	if ask.gated {
+		gate = func(session.Destination) error { return srv.askStill(ask) }
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
+	err := device.SendSecret(ctx, ask.sess, secret, gate)
+	cancel()
+	srv.asks.finish(ask, err)
+	data["Done"] = "Sent into the session. You can close this page."
+	if err != nil {
+		msg := err.Error()
+		if errors.Is(err, session.ErrEchoOn) {
+			msg = "the program is not at a password prompt (it would show what you type)"
+		}
+		data["Done"] = "Not sent: " + msg + ". Ask the agent for a new page."
+	}
+	show()
 }

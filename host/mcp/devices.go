@@ -118,10 +118,19 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in ru
 	if err != nil {
 		return nil, err
 	}
+	// The rules first: a refused command waits for nothing and sends
+	// nothing (the session's own check, at Enter, sees the whole line).
+	if err := s.checkCommand(sess.Kind, "command", in.Command); err != nil {
+		return nil, err
+	}
 	timeout := runTimeout(in.TimeoutMs)
 	stop := s.progress(ctx, req, sess, sess.WaitCeiling(timeout))
 	defer stop()
-	return device.RunCommand(ctx, sess, device.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect, Interrupt: in.Interrupt})
+	res, err := device.RunCommand(ctx, sess, device.RunOptions{Command: in.Command, Timeout: timeout, MaxBytes: in.MaxBytes, Expect: expect, Interrupt: in.Interrupt})
+	if err != nil {
+		return nil, rulesArg("command", err)
+	}
+	return res, nil
 }
 
 func (s *Server) setMode(ctx context.Context, req *sdk.CallToolRequest, in modeIn) (any, error) {
@@ -223,6 +232,15 @@ func defaultPort(k session.Kind) int {
 // was opened does not matter.
 func secretGate(cred secrets.Credential, sess *session.Session) device.Gate {
 	return func(d session.Destination) error {
+		// A secret keeps its kind (TRUST-1): an SSH credential's is never
+		// typed into Telnet, a device credential's not into SSH, unless
+		// its "kinds" says so. A local program is no kind: "programs"
+		// says which ones a credential goes to.
+		if d.Kind == session.KindTelnet || d.Kind == session.KindSSH {
+			if err := cred.CheckKind(string(d.Kind)); err != nil {
+				return invalid("credentialId", "%v", err)
+			}
+		}
 		if d.Foreground == nil && d.FgErr == nil && d.Host != "" &&
 			cred.Allows(secrets.Dest{Host: d.Host, Port: d.Port, Remote: d.Remote}, defaultPort(d.Kind)) {
 			return nil

@@ -18,12 +18,14 @@ import (
 // names, with no reader outside it.
 func TestSecretGate(t *testing.T) {
 	cs, err := secrets.Parse([]byte(`{"credentials":[
-		{"id":"dev","host":"r1.lab","username":"u","password":"cA==","hosts":["10.0.0.0/24"],"programs":["cat"]},
-		{"id":"bare","host":"10.9.9.9","port":2323,"username":"u","password":"cA=="}]}`), secrets.Defaults{})
+		{"id":"dev","host":"r1.lab","username":"u","password":"cA==","hosts":["10.0.0.0/24"],"programs":["cat"],"kinds":["telnet","ssh"]},
+		{"id":"bare","host":"10.9.9.9","port":2323,"username":"u","password":"cA==","kinds":["telnet","ssh"]},
+		{"id":"devonly","host":"r1.lab","username":"u","password":"cA==","programs":["cat"]},
+		{"id":"sshonly","host":"r1.lab","username":"u","authType":"password","password":"cA==","programs":["cat"]}]}`), secrets.Defaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, bare := cs[0], cs[1]
+	dev, bare, devOnly, sshOnly := cs[0], cs[1], cs[2], cs[3]
 	cat, err := exec.LookPath("cat")
 	if err != nil {
 		t.Skip("no cat")
@@ -49,6 +51,14 @@ func TestSecretGate(t *testing.T) {
 		{"pty, an outside reader", dev, session.Destination{Kind: session.KindPTY, Foreground: &pty.Foreground{Exes: []string{cat}, Outsiders: []string{"42 (/usr/bin/cat)"}}}, "outside"},
 		{"pty, no programs", bare, session.Destination{Kind: session.KindPTY, Foreground: &pty.Foreground{Exes: []string{cat}}}, "names none"},
 		{"no host", dev, session.Destination{Kind: "pipe"}, "no host"},
+		// Credentials keep their kind: a device credential is for Telnet,
+		// an SSH one for SSH, unless "kinds" says otherwise; a local
+		// program is no kind ("programs" decides).
+		{"device credential, ssh", devOnly, session.Destination{Kind: session.KindSSH, Host: "r1.lab", Port: 22}, `"kinds"`},
+		{"device credential, telnet", devOnly, session.Destination{Kind: session.KindTelnet, Host: "r1.lab", Port: 23}, ""},
+		{"ssh credential, telnet", sshOnly, session.Destination{Kind: session.KindTelnet, Host: "r1.lab", Port: 23}, `"kinds"`},
+		{"ssh credential, ssh", sshOnly, session.Destination{Kind: session.KindSSH, Host: "r1.lab", Port: 22}, ""},
+		{"ssh credential, pty running cat", sshOnly, session.Destination{Kind: session.KindPTY, Foreground: &pty.Foreground{Exes: []string{cat}}}, ""},
 	} {
 		err := secretGate(tc.cred, sess)(tc.d)
 		switch {

@@ -76,9 +76,14 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 			return nil, invalid("name", "%v", strings.TrimPrefix(err.Error(), session.ErrInvalidName.Error()+": "))
 		}
 	}
+	// The program a session starts is a command the agent runs.
+	if err := s.checkProgram(program{command: command, args: args, env: env}); err != nil {
+		return nil, invalid(cmdField, "%v", err)
+	}
 	sess, err := pty.Open(ctx, s.deps.Sessions, s.deps.Attach, s.deps.Programs, pty.Options{
 		Command: command, Args: args, Env: env, Dir: cwd, Cols: cols, Rows: rows, Name: name,
 		Owner: owner(req), Dialect: dialect, Record: record,
+		Stages: func() []session.Stage { return s.ruleStages(session.KindPTY) },
 	})
 	switch {
 	case errors.Is(err, pty.ErrSecretEnv):
@@ -91,6 +96,7 @@ func (s *Server) startProcess(ctx context.Context, req *sdk.CallToolRequest, cmd
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", clip(command), err)
 	}
+	sess.SetValue(programKey{}, program{command: command, args: args, env: env})
 	return sess, nil
 }
 

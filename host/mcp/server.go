@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/termhost/termhost/host/policy"
 	"github.com/termhost/termhost/host/pty"
 	"github.com/termhost/termhost/host/session"
 )
@@ -55,6 +56,9 @@ type Deps struct {
 	Programs pty.Programs
 	// SSH serves the ssh tools; nil: the group has no tools.
 	SSH *SSH
+	// Rules are the command rules (rules.json) every session kind is held
+	// to (rules.go); nil: none.
+	Rules *policy.Store
 }
 
 // Config selects tool groups and limits.
@@ -70,6 +74,11 @@ type Config struct {
 	// tool is called): what start-up held back may run now (host: the
 	// plugin load, the containment probes). Nil: nothing.
 	Warm func()
+	// AskPrograms are the local programs ask_secret types the person's
+	// secret into (askgate.go): names looked up in PATH, or paths,
+	// resolved to real executables when HTTP serving starts. nil:
+	// DefaultAskPrograms; empty: none.
+	AskPrograms []string
 }
 
 // Server is an MCP server bound to a session registry.

@@ -154,6 +154,11 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 		if err != nil {
 			return nil, err
 		}
+		// Before anything is dialled: an SSH credential is never typed
+		// into Telnet, unless its "kinds" says it is for both.
+		if err := c.CheckKind(secrets.KindTelnet); err != nil {
+			return nil, invalid("credentialId", "%v", err)
+		}
 		cred = &c
 		if strings.TrimSpace(in.Host) == "" {
 			in.Host = c.Host
@@ -209,6 +214,7 @@ func (s *Server) telnetConnect(ctx context.Context, req *sdk.CallToolRequest, in
 	sess, err := telnet.Open(ctx, s.deps.Sessions, s.deps.Attach, telnet.Options{
 		Host: host, Port: in.Port, Timeout: timeout, Name: in.Name, Owner: owner(req), Addr: addr,
 		Term: in.Term, Cols: in.Cols, Rows: in.Rows, Plugins: in.Plugins, Dialect: dialect, Record: in.Record,
+		Stages: s.ruleStages(session.KindTelnet),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("telnet_connect to %s failed: %w", link.JoinHostPort(host, in.Port), err)
@@ -299,7 +305,7 @@ func (s *Server) telnetSend(ctx context.Context, req *sdk.CallToolRequest, in se
 	}
 	if len(p) > 0 {
 		if err := sess.Send(ctx, p); err != nil {
-			return nil, err
+			return nil, rulesArg("command", err)
 		}
 	}
 	if in.Signal != "" {

@@ -314,9 +314,15 @@ func (s *Server) restartApp(ctx context.Context, req *sdk.CallToolRequest, in tu
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkRestart(sess, "session_id"); err != nil {
+		return nil, err
+	}
 	ns, err := s.deps.Sessions.Restart(ctx, sess)
 	if err != nil {
 		return nil, err
+	}
+	if p := sess.Value(programKey{}); p != nil {
+		ns.SetValue(programKey{}, p)
 	}
 	return map[string]any{"session_id": ns.ID, "success": true}, nil
 }

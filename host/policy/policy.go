@@ -1,5 +1,6 @@
-// Package policy holds the command rules of SPEC SSH-6: rules.json's
-// allow and deny regular expressions, checked before a command is sent.
+// Package policy holds the command rules of SPEC SSH-6 and TRUST-6:
+// rules.json's allow and deny regular expressions, each for every kind of
+// session or for the kinds it names, checked before a command is sent.
 // Rules are a guard rail against mistakes, not a sandbox: a shell offers
 // endless ways to spell a command, and the patterns only see the text.
 package policy
@@ -14,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +26,56 @@ import (
 type Rules struct {
 	Allow []*regexp.Regexp
 	Deny  []*regexp.Regexp
+	// allowKinds and denyKinds are the kinds of session each pattern of
+	// Allow and Deny is for, by index (0: every kind); nil when no
+	// pattern names kinds.
+	allowKinds, denyKinds []kindSet
+}
+
+// The kinds of session a rule may be scoped to (rules.json's "kinds"):
+// the session kinds' own names (host/session.Kind).
+const (
+	KindSSH    = "ssh"    // ssh_execute, ssh_shell
+	KindTelnet = "telnet" // telnet_connect
+	KindPTY    = "pty"    // launch_app, start_pty
+)
+
+// Kinds are the kinds a rule may name, in the order errors list them.
+var Kinds = []string{KindSSH, KindTelnet, KindPTY}
+
+// kindSet is a set of Kinds, one bit each; 0 is every kind.
+type kindSet uint8
+
+func kindBit(kind string) kindSet {
+	for i, k := range Kinds {
+		if k == kind {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// For is the rules that apply to a session of the given kind: every
+// pattern without "kinds" and those that name it. An empty or unknown
+// kind gets every rule (the safe side).
+func (r *Rules) For(kind string) *Rules {
+	if r == nil || (r.allowKinds == nil && r.denyKinds == nil) {
+		return r
+	}
+	bit := kindBit(kind)
+	if bit == 0 {
+		return r
+	}
+	pick := func(res []*regexp.Regexp, ks []kindSet) []*regexp.Regexp {
+		var out []*regexp.Regexp
+		for i, re := range res {
+			if ks == nil || ks[i] == 0 || ks[i]&bit != 0 {
+				out = append(out, re)
+			}
+		}
+		return out
+	}
+	return &Rules{Allow: pick(r.Allow, r.allowKinds), Deny: pick(r.Deny, r.denyKinds)}
 }
 
 // BlockedError is a command the rules refuse (SPEC SSH-7 -32003).
@@ -119,13 +171,16 @@ func matchAny(res []*regexp.Regexp, s string) bool {
 	return false
 }
 
-// Parse reads rules.json: {"allow": [regex…], "deny": [regex…]} in Go's
-// RE2 syntax. Each mistake names the list, the index and the pattern.
+// Parse reads rules.json: {"allow": [rule…], "deny": [rule…]}, each rule
+// a pattern in Go's RE2 syntax, or {"pattern": regex, "kinds": [kind…]}
+// for a rule that applies only to sessions of those kinds (Kinds). Each
+// mistake names the list, the index and the pattern.
 func Parse(data []byte) (*Rules, error) {
 	var f struct {
-		Allow []string `json:"allow"`
-		Deny  []string `json:"deny"`
+		Allow []json.RawMessage `json:"allow"`
+		Deny  []json.RawMessage `json:"deny"`
 	}
+	const shape = `{"allow": [regex or {"pattern": regex, "kinds": [kind…]}…], "deny": […]}`
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
@@ -136,15 +191,21 @@ func Parse(data []byte) (*Rules, error) {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return nil, errors.New("not valid JSON: the file ends too early")
 		}
-		return nil, fmt.Errorf("not the expected {\"allow\": [regex…], \"deny\": [regex…]}: %v", err)
+		return nil, fmt.Errorf("not the expected %s: %v", shape, err)
 	}
 	r := &Rules{}
+	scoped := false
 	for _, l := range []struct {
-		name string
-		src  []string
-		dst  *[]*regexp.Regexp
-	}{{"allow", f.Allow, &r.Allow}, {"deny", f.Deny, &r.Deny}} {
-		for i, p := range l.src {
+		name  string
+		src   []json.RawMessage
+		dst   *[]*regexp.Regexp
+		kinds *[]kindSet
+	}{{"allow", f.Allow, &r.Allow, &r.allowKinds}, {"deny", f.Deny, &r.Deny, &r.denyKinds}} {
+		for i, raw := range l.src {
+			p, ks, err := parseRule(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%s[%d]: %v", l.name, i, err)
+			}
 			if p == "" {
 				return nil, fmt.Errorf("%s[%d]: an empty pattern would match every command", l.name, i)
 			}
@@ -153,9 +214,47 @@ func Parse(data []byte) (*Rules, error) {
 				return nil, fmt.Errorf("%s[%d] %q is not a valid RE2 pattern: %v", l.name, i, p, err)
 			}
 			*l.dst = append(*l.dst, re)
+			*l.kinds = append(*l.kinds, ks)
+			scoped = scoped || ks != 0
 		}
 	}
+	if !scoped {
+		r.allowKinds, r.denyKinds = nil, nil
+	}
 	return r, nil
+}
+
+// parseRule reads one entry of a list: a pattern, or an object with the
+// pattern and the kinds it is for.
+func parseRule(raw json.RawMessage) (string, kindSet, error) {
+	var p string
+	if err := json.Unmarshal(raw, &p); err == nil {
+		return p, 0, nil
+	}
+	var o struct {
+		Pattern *string  `json:"pattern"`
+		Kinds   []string `json:"kinds"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return "", 0, fmt.Errorf(`expected a pattern (a string) or {"pattern": regex, "kinds": [kind…]}: %v`, err)
+	}
+	if o.Pattern == nil {
+		return "", 0, errors.New(`"pattern" is missing`)
+	}
+	if o.Kinds != nil && len(o.Kinds) == 0 {
+		return "", 0, fmt.Errorf(`"kinds" is empty: the rule would apply to no session (leave "kinds" out for every kind: %s)`, strings.Join(Kinds, ", "))
+	}
+	var ks kindSet
+	for _, k := range o.Kinds {
+		bit := kindBit(k)
+		if bit == 0 {
+			return "", 0, fmt.Errorf(`"kinds": %q is not a kind of session (expected %s)`, k, strings.Join(Kinds, ", "))
+		}
+		ks |= bit
+	}
+	return *o.Pattern, ks, nil
 }
 
 // Store is rules.json, reloaded when it changes. A file that fails to
@@ -167,11 +266,34 @@ func Parse(data []byte) (*Rules, error) {
 type Store struct {
 	path string
 	log  *slog.Logger
+	// base and kind: a view of base's rules for one kind of session (For).
+	base *Store
+	kind string
 
 	mu      sync.RWMutex
 	rules   *Rules
+	byKind  map[string]*Rules // rules.For of each kind, made at each load
 	loadErr error
 	watch   watchfile.Owner
+}
+
+// For is a view of the store for sessions of one kind (Kinds): its Rules
+// and Check see only the rules for that kind, as reloaded; the rest is the
+// store's own (Path, Err, Reload; Watch and Close are the store's to call).
+func (s *Store) For(kind string) *Store {
+	if s.base != nil {
+		s = s.base
+	}
+	return &Store{base: s, kind: kind, path: s.path, log: s.log}
+}
+
+// set puts r in force, with its view for each kind. Caller holds mu.
+func (s *Store) set(r *Rules) {
+	s.rules = r
+	s.byKind = make(map[string]*Rules, len(Kinds))
+	for _, k := range Kinds {
+		s.byKind[k] = r.For(k)
+	}
 }
 
 // NewStore loads path now; on failure the store holds no rules, keeps the
@@ -180,7 +302,8 @@ func NewStore(path string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{path: path, log: log, rules: &Rules{}}
+	s := &Store{path: path, log: log}
+	s.set(&Rules{})
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		log.Info("no rules file: no command rules are in force until it is created", "file", path)
 		return s, nil
@@ -194,6 +317,9 @@ func (s *Store) Path() string { return s.path }
 // Reload reads the file again; on failure, a missing file included, the
 // previous rules stay.
 func (s *Store) Reload() error {
+	if s.base != nil {
+		return s.base.Reload()
+	}
 	r, err := LoadFile(s.path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,7 +327,8 @@ func (s *Store) Reload() error {
 		s.loadErr = fmt.Errorf("rules file %s: %w", s.path, err)
 		return s.loadErr
 	}
-	s.rules, s.loadErr = r, nil
+	s.set(r)
+	s.loadErr = nil
 	return nil
 }
 
@@ -226,10 +353,24 @@ type goneError struct{}
 func (goneError) Error() string        { return ErrGone.Error() }
 func (goneError) Is(target error) bool { return target == ErrGone || target == fs.ErrNotExist }
 
-// Rules are the rules in force.
+// Rules are the rules in force (a view's: those for its kind).
 func (s *Store) Rules() *Rules {
+	if s.base != nil {
+		return s.base.rulesFor(s.kind)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.rules
+}
+
+// rulesFor is the rules in force for a kind of session; every rule for
+// a kind that is not one of Kinds.
+func (s *Store) rulesFor(kind string) *Rules {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r := s.byKind[kind]; r != nil {
+		return r
+	}
 	return s.rules
 }
 
@@ -238,6 +379,9 @@ func (s *Store) Check(cmd string) error { return s.Rules().Check(cmd) }
 
 // Err is why the newest load failed, or nil.
 func (s *Store) Err() error {
+	if s.base != nil {
+		return s.base.Err()
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.loadErr
@@ -245,6 +389,9 @@ func (s *Store) Err() error {
 
 // Watch reloads the file whenever it changes; Close stops it.
 func (s *Store) Watch() error {
+	if s.base != nil {
+		return nil // the store's watch reloads every view
+	}
 	return s.watch.Start(s.path, 150*time.Millisecond, func() {
 		if err := s.Reload(); err != nil {
 			r := s.Rules()
@@ -257,4 +404,9 @@ func (s *Store) Watch() error {
 }
 
 // Close stops watching.
-func (s *Store) Close() error { return s.watch.Close() }
+func (s *Store) Close() error {
+	if s.base != nil {
+		return nil
+	}
+	return s.watch.Close()
+}

@@ -153,6 +153,20 @@ func (sc *scan) source(src string, depth int) {
 				fs = append(fs, wordFields(src, w)...)
 			}
 			sc.call(fs, stdinOf(src, n), piped[n], redirText(src, n.Redirs), depth)
+		case *syntax.Assign:
+			if n.Name == nil {
+				return true
+			}
+			if n.Value != nil {
+				sc.assign(n.Name.Value, wordField(src, n.Value), depth)
+			}
+			if n.Array != nil {
+				for _, e := range n.Array.Elems {
+					if e.Value != nil {
+						sc.assign(n.Name.Value, wordField(src, e.Value), depth)
+					}
+				}
+			}
 		case *syntax.DeclClause:
 			fs := []field{{s: n.Variant.Value, static: true}}
 			for _, a := range n.Args {
@@ -272,6 +286,13 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 		sc.emit(norm)
 		args := fs[1:]
 		if w, ok := wrappers[base]; ok {
+			if w.assigns {
+				for _, a := range args {
+					if name, v, ok := strings.Cut(a.s, "="); ok && isAssign(a.s) {
+						sc.assign(name, field{s: v, static: a.static}, depth)
+					}
+				}
+			}
 			if base == "env" {
 				if s, ok := optionValue(args, "S", "--split-string"); ok {
 					sc.code("env -S", s, depth) // a command line env splits itself
@@ -307,14 +328,33 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 			}
 		case base == "find":
 			sc.find(args, depth)
+		case base == "complete" || base == "compgen":
+			// -C runs a command to complete a word: at a key (Tab), not at
+			// Enter.
+			if c, ok := optionValue(args, "C", "-C"); ok {
+				sc.code(base+" -C", c, depth)
+			}
 		case base == "bind" || base == "bindkey":
 			if len(args) > 0 && !allPrefixed(args, "-l", "-p", "-P", "-v", "-V", "-s", "-S", "-X", "-L") {
 				sc.refuse("cannot check %s: it changes which keys run a line", base)
 			}
 		case base == "stty":
 			for _, a := range args {
-				if a.s == "eol" || a.s == "eol2" || a.s == "-icanon" || a.s == "raw" {
+				switch a.s {
+				case "eol", "eol2", "-icanon", "raw":
 					sc.refuse("cannot check stty %s: it changes which keys end a line", a.s)
+				case "erase", "kill", "werase", "lnext", "rprnt", "eof":
+					// The typed-line model edits with the usual keys; with
+					// echo off the screen shows nothing to check instead.
+					sc.refuse("cannot check stty %s: it changes which keys edit a line", a.s)
+				}
+			}
+		case base == "set":
+			// vi mode's v edits the line in an editor and runs it, no Enter
+			// typed at the prompt (emacs mode's C-x C-e is refused as keys).
+			for i, a := range args {
+				if (a.s == "-o" && i+1 < len(args) && args[i+1].s == "vi") || a.s == "-ovi" {
+					sc.refuse("cannot check set -o vi: vi mode's keys edit and run a line the rules cannot see")
 				}
 			}
 		case base == "fc" || base == "r":
@@ -328,6 +368,32 @@ func (sc *scan) call(fs []field, in stdin, piped bool, redirs string, depth int)
 		}
 		return
 	}
+}
+
+// promptVars are the shell variables whose value the shell runs as code
+// at each prompt (PROMPT_COMMAND) or expands, command substitutions
+// included, whenever it shows them (PS0, PS1, PS2, PS4; PS3 too, to be
+// safe).
+var promptVars = map[string]bool{"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true}
+
+// assign checks a variable set to value (NAME=VALUE, export, declare,
+// env NAME=VALUE): the code a prompt variable will run is checked now, as
+// if it were typed. A computed value cannot be known, and the shell
+// expands it again at each prompt: refused.
+func (sc *scan) assign(name string, value field, depth int) {
+	if !promptVars[name] {
+		return
+	}
+	if !value.static {
+		sc.refuse("cannot check %s set to a computed value (%s): the shell runs or expands it again at each prompt", name, value.s)
+		return
+	}
+	if name == "PROMPT_COMMAND" {
+		sc.code(name, value, depth)
+		return
+	}
+	// A prompt string is expanded as a double-quoted word is.
+	sc.code(name, field{s: `: "` + strings.ReplaceAll(value.s, `"`, `\"`) + `"`, static: true}, depth)
 }
 
 // allPrefixed says whether every word is one of the listing options.

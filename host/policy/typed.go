@@ -14,7 +14,8 @@ const maxLine = 16 << 10
 const submitKeys = "\r\n\x0f\x05"
 
 // Typed follows the line being typed into an interactive shell, so the
-// command is checked when Enter would send it (SPEC SSH-6 on SSH shells).
+// command is checked when Enter would send it (SPEC TRUST-6: SSH shells,
+// Telnet sessions, local programs).
 // It models an emacs-style line editor: printable text is inserted at the
 // cursor; Home/End, the arrows, C-a, C-e, C-b and C-f move it; BS and DEL
 // delete before it, Delete and C-d at it; C-k kills to the end, C-w the

@@ -35,6 +35,10 @@ type Options struct {
 	Dialect string
 	// Record records the session from its start (session.Spec.Record).
 	Record bool
+	// Stages, if set, makes the session's filters besides its chain
+	// (session.Spec.Stages: the command rules' checks of what is typed),
+	// fresh at each start: a restart gets its own.
+	Stages func() []session.Stage
 }
 
 // Programs is what every PTY program starts with and inside. The zero
@@ -99,11 +103,16 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, pro
 	}
 	opts, _ := json.Marshal(map[string]any{"cols": o.Cols, "rows": o.Rows})
 	cmdline := strings.Join(append([]string{o.Command}, o.Args...), " ")
+	var stages []session.Stage
+	if o.Stages != nil {
+		stages = o.Stages()
+	}
 	s, err := r.Open(ctx, attach, session.Spec{
 		ID: o.ID, Kind: session.KindPTY, Name: o.Name, Owner: o.Owner,
 		Peer: session.Peer{Command: cmdline},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
 		Plugins: o.Plugins, Screen: true, ShellMarks: prep.Integrated, Dialect: o.Dialect, Record: o.Record,
+		Stages: stages,
 		Reopen: func(ctx context.Context, id string) (*session.Session, error) {
 			o := o
 			o.ID = id

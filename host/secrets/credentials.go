@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +40,100 @@ type Info struct {
 	// (SPEC TRUST-1), as the file writes them.
 	Hosts    []string `json:"hosts,omitempty"`
 	Programs []string `json:"programs,omitempty"`
+	// Kinds are the kinds of session its secrets go to (KindSSH,
+	// KindTelnet): as the file writes them, else the default of how the
+	// credential is written (DefaultKinds).
+	Kinds []string `json:"kinds"`
+}
+
+// The kinds of session a credential may be for (credentials.json's
+// "kinds"): its secrets travel over SSH (encrypted, to a server whose key
+// is checked) or over Telnet (in clear).
+const (
+	KindSSH    = "ssh"
+	KindTelnet = "telnet"
+)
+
+// credKinds are the kinds a credential may name, in the order errors list
+// them.
+var credKinds = []string{KindSSH, KindTelnet}
+
+// DefaultKinds are the kinds of a credential whose entry has no "kinds":
+// one written with "authType" (key, password or agent) is an SSH
+// credential, for SSH only; a device credential (a password and no
+// authType, SPEC DEV-3) is for Telnet only. An SSH credential's password
+// is thus never typed into Telnet, in clear, unless the file says so.
+func DefaultKinds(authTypeWritten bool) []string {
+	if authTypeWritten {
+		return []string{KindSSH}
+	}
+	return []string{KindTelnet}
+}
+
+// For reports whether the credential may be used for sessions of kind
+// (KindSSH, KindTelnet). A local program is not a kind: "programs" says
+// which ones a credential may be typed into.
+func (c Credential) For(kind string) bool {
+	for _, k := range c.kinds() {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// KindError is a credential used for a kind of session it is not for.
+type KindError struct {
+	ID      string
+	Kind    string   // the kind it was used for
+	Kinds   []string // the kinds it is for
+	Written bool     // the file gives "kinds" (else they are the default)
+	Device  bool     // a device credential: no authType in the file
+}
+
+func (e *KindError) Error() string {
+	kinds, _ := json.Marshal(e.Kinds)
+	why := "as its entry in credentials.json says"
+	switch {
+	case e.Written:
+	case e.Device:
+		why = "the default for a device credential, written without \"authType\""
+	default:
+		why = "the default for a credential written with \"authType\""
+	}
+	msg := fmt.Sprintf("credential %q is not for %s sessions: its \"kinds\" is %s (%s)", e.ID, kindWord(e.Kind), kinds, why)
+	if e.Kind == KindTelnet {
+		msg += "; a secret of an SSH credential is never typed into Telnet, where it travels in clear"
+	}
+	return msg + fmt.Sprintf("; add %q to its \"kinds\" in credentials.json if it is meant for both", e.Kind)
+}
+
+func kindWord(kind string) string {
+	switch kind {
+	case KindSSH:
+		return "SSH"
+	case KindTelnet:
+		return "Telnet"
+	}
+	return kind
+}
+
+// CheckKind is nil when the credential may be used for sessions of kind,
+// else a *KindError naming its "kinds".
+func (c Credential) CheckKind(kind string) error {
+	if c.For(kind) {
+		return nil
+	}
+	return &KindError{ID: c.ID, Kind: kind, Kinds: c.kinds(), Written: c.kindsWritten, Device: c.device}
+}
+
+// kinds are the credential's kinds: Kinds, or for a credential not read
+// from a file (Kinds unset), the default of how it is made.
+func (c Credential) kinds() []string {
+	if c.Kinds == nil {
+		return DefaultKinds(!c.device)
+	}
+	return c.Kinds
 }
 
 // Credential is one entry of credentials.json with its secrets decoded.
@@ -54,6 +149,8 @@ type Credential struct {
 	portGiven    bool
 	hosts        []target // the "hosts" entries, parsed
 	programs     []string // the "programs" entries
+	kindsWritten bool     // the file gives "kinds"
+	device       bool     // a device credential: no authType in the file
 }
 
 // PortOr is the credential's port, or def when the file gave none (a
@@ -141,6 +238,9 @@ type fileEntry struct {
 	// local programs it may be typed into (SPEC TRUST-1).
 	Hosts    []string `json:"hosts"`
 	Programs []string `json:"programs"`
+	// Kinds: the kinds of session the credential is for (DefaultKinds
+	// when absent).
+	Kinds []string `json:"kinds"`
 }
 
 // Parse reads credentials.json. Every mistake names the entry and field
@@ -230,6 +330,9 @@ func (e fileEntry) credential(d Defaults) (Credential, error) {
 	if err := c.setTargets(e.Hosts, e.Programs); err != nil {
 		return c, err
 	}
+	if err := c.setKinds(e.Kinds, e.AuthType != ""); err != nil {
+		return c, err
+	}
 	switch e.AuthType {
 	case AuthKey:
 		if c.PrivateKeyPath == "" {
@@ -281,6 +384,29 @@ func (e fileEntry) credential(d Defaults) (Credential, error) {
 		c.passphrase = []byte(d.Passphrase)
 	}
 	return c, nil
+}
+
+// setKinds checks the "kinds" entries, or sets the default.
+func (c *Credential) setKinds(kinds []string, authType bool) error {
+	c.device = !authType
+	if kinds == nil {
+		c.Kinds = DefaultKinds(authType)
+		return nil
+	}
+	if len(kinds) == 0 {
+		return fmt.Errorf("kinds: empty (expected one or more of %q; leave it out for the default: %q with authType, %q without)", credKinds, KindSSH, KindTelnet)
+	}
+	c.kindsWritten = true
+	c.Kinds = make([]string, 0, len(kinds))
+	for i, k := range kinds {
+		if k != KindSSH && k != KindTelnet {
+			return fmt.Errorf("kinds[%d]: %q is not a kind of session a credential is for (expected %q or %q)", i, k, KindSSH, KindTelnet)
+		}
+		if !slices.Contains(c.Kinds, k) {
+			c.Kinds = append(c.Kinds, k)
+		}
+	}
+	return nil
 }
 
 // decode64 accepts standard base64 with or without padding; the error

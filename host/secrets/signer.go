@@ -79,10 +79,14 @@ var ErrNoUsername = errors.New("no username")
 // Keys loads what an SSH login with the credential needs besides its
 // password: the signers of a key or agent credential (a password
 // credential has none). A credential without a username cannot log in
-// over SSH and is refused here, before anything is dialed.
+// over SSH and is refused here, before anything is dialed, as is one
+// that is not for SSH (its "kinds": a *KindError).
 func (c Credential) Keys() (*Keys, error) {
 	if c.Username == "" {
 		return nil, fmt.Errorf("credential %q has %w: it is a device credential for a password-only line (telnet_connect); an SSH login needs \"username\"", c.ID, ErrNoUsername)
+	}
+	if err := c.CheckKind(KindSSH); err != nil {
+		return nil, err
 	}
 	switch c.AuthType {
 	case AuthKey:

@@ -11,16 +11,18 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/termhost/termhost/sdk/abi"
 )
 
 // LineCheck vets the command line as the screen shows it when Enter is
-// pressed (SPEC TRUST-6 on SSH shells): what the line editor made of the
-// keys (Home, C-a, history, completion) is what the screen shows, so no
-// model of the keys can be fooled by editing. Send splits its input at
-// each Enter, sends what comes before, lets the echo settle, reads the
-// logical line at the cursor (soft-wrapped rows joined), leaves out the
-// prompt (the text before the cursor when the line's first key was typed)
-// and asks Check before the Enter goes out.
+// pressed (SPEC TRUST-6: SSH shells, Telnet sessions, local programs):
+// what the line editor made of the keys (Home, C-a, history, completion)
+// is what the screen shows, so no model of the keys can be fooled by
+// editing. Send splits its input at each Enter, sends what comes before,
+// lets the echo settle, reads the logical line at the cursor (soft-wrapped
+// rows joined), leaves out the prompt (the text before the cursor when the
+// line's first key was typed) and asks Check before the Enter goes out.
 type LineCheck struct {
 	// Active says whether there is anything to check (rules in force);
 	// when false, input passes as it always did.
@@ -57,6 +59,31 @@ type lineState struct {
 	prompt string     // the logical line before the cursor when it began
 	sent   time.Time  // when the last keys of the line went out
 	edited bool       // keys beyond the typed-line model's were sent on the line
+	// typed is the text of the line when every key sent on it was a
+	// printable character (plain); the screen showing the prompt and
+	// exactly that text has the line whole, with no need to wait for
+	// quiet.
+	typed []byte
+	plain bool
+	// last is when the check last sent anything (a line's keys, its
+	// Enter, a secret): a prompt drawn after it is the new line's.
+	last time.Time
+}
+
+// note records keys sent on the open line.
+func (ls *lineState) note(p []byte, now time.Time) {
+	ls.sent, ls.last = now, now
+	ls.edited = ls.edited || beyondModel(p)
+	if !ls.plain {
+		return
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			ls.plain = false
+			return
+		}
+	}
+	ls.typed = append(ls.typed, p...)
 }
 
 // beyondModel says whether keys hold anything but text and the editing
@@ -115,20 +142,21 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 	}
 	for len(p) > 0 {
 		if !ls.open {
-			s.settle(ctx, time.Now(), false)
+			s.lineStart(ctx, ls)
 			sc, err := s.screenNow(ctx)
 			if err != nil {
 				return s.lineCheck.refuse("the command line cannot be checked: the screen cannot be read (%v)", err)
 			}
 			ls.prompt, ls.open, ls.edited = sc.beforeCursor(), true, false
+			ls.typed, ls.plain = ls.typed[:0], true
 		}
 		i := bytes.IndexAny(p, enterKeys+resetKeys)
 		if i < 0 {
-			ls.sent, ls.edited = time.Now(), ls.edited || beyondModel(p)
+			ls.note(p, time.Now())
 			return s.sendRaw(ctx, p)
 		}
 		if strings.IndexByte(resetKeys, p[i]) >= 0 {
-			ls.sent = time.Now()
+			ls.note(p[:i+1], time.Now())
 			if err := s.sendRaw(ctx, p[:i+1]); err != nil {
 				return err
 			}
@@ -138,13 +166,13 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 			continue
 		}
 		if i > 0 {
-			ls.sent, ls.edited = time.Now(), ls.edited || beyondModel(p[:i])
+			ls.note(p[:i], time.Now())
 			if err := s.sendRaw(ctx, p[:i]); err != nil {
 				return err
 			}
 		}
 		if !ls.sent.IsZero() {
-			s.settle(ctx, ls.sent, true) // the echo of every key of the line
+			s.settleEcho(ctx, ls) // the echo of every key of the line
 		}
 		if err := s.checkScreenLine(ctx, ls); err != nil {
 			if i > 0 {
@@ -156,6 +184,7 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 		if p[i] == '\r' && i+1 < len(p) && p[i+1] == '\n' {
 			n = 2
 		}
+		ls.last = time.Now()
 		if err := s.sendRaw(ctx, p[i:i+n]); err != nil {
 			return err
 		}
@@ -165,13 +194,111 @@ func (s *Session) sendChecked(ctx context.Context, p []byte) error {
 	return nil
 }
 
+// lineStart waits, before a line's prompt is read off the screen, until
+// the prompt is drawn: as soon as the session's newest event is a prompt
+// (the shell integration's mark, or the dialect's match, also as the end
+// of a command) that came after the check last sent anything, with no
+// output after it; at once when input and output have both been quiet
+// for lineQuiet; else until the output settles.
+func (s *Session) lineStart(ctx context.Context, ls *lineState) {
+	drawn := func() bool {
+		seq := s.LastSeq()
+		if seq == 0 {
+			return false
+		}
+		evs := s.Events(seq - 1)
+		if len(evs) == 0 {
+			return false
+		}
+		e := evs[len(evs)-1]
+		var ok bool
+		switch b := e.Body.(type) {
+		case *abi.Prompt:
+			ok = true
+		case *abi.Done:
+			// The dialect's prompt after a command (the shell
+			// integration's done comes before its prompt is drawn).
+			ok = b.Source == abi.SourceDialect
+		}
+		return ok && e.At.After(ls.last) && e.Offset == s.Mark().Off
+	}
+	if drawn() || time.Since(s.LastActive()) >= lineQuiet {
+		return
+	}
+	since := time.Now()
+	deadline := since.Add(lineSettleMax)
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		if drawn() || (now.Sub(s.LastRx()) >= lineQuiet && now.Sub(since) >= lineQuiet/2) || now.After(deadline) || !s.Alive() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// settleEcho waits for the echo of a line's keys: until the output
+// settles (settle), or, for a line of printable text only, as soon as the
+// screen shows the prompt and exactly that text with the cursor after it
+// (the line editor has taken every key: text only inserts).
+func (s *Session) settleEcho(ctx context.Context, ls *lineState) {
+	typed := strings.TrimSpace(string(ls.typed))
+	if !ls.plain || typed == "" {
+		s.settle(ctx, ls.sent, true)
+		return
+	}
+	shows := func(text string) bool { // the prompt, then the typed text
+		cmd, ok := strings.CutPrefix(text, ls.prompt)
+		return ok && strings.TrimSpace(cmd) == typed
+	}
+	deadline := ls.sent.Add(lineSettleMax)
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	var seen time.Time // the newest output the screen was read after
+	for {
+		now := time.Now()
+		rx := s.LastRx()
+		if rx.After(ls.sent) && rx.After(seen) {
+			seen = rx
+			if sc, err := s.screenNow(ctx); err == nil {
+				if line, _ := sc.logicalLine(); shows(line) && shows(sc.beforeCursor()) {
+					return
+				}
+			}
+		}
+		echoed := rx.After(ls.sent) || now.Sub(ls.sent) > lineEchoWait
+		if (echoed && now.Sub(rx) >= lineQuiet && now.Sub(ls.sent) >= lineQuiet/2) || now.After(deadline) || !s.Alive() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // secretLine is called before a secret is typed: its Enter would also
 // submit the keys typed on the line before it, so that line is checked as
 // the screen shows it, as if Enter were pressed (the secret itself is not
-// a command). done closes the line once the secret is sent.
-func (s *Session) secretLine(ctx context.Context) (done func(), err error) {
+// a command). A secret is one line: one holding a line end, or any other
+// key a line editor acts on (a control character), would type what
+// follows it as a line no rule could check without showing the secret,
+// so it is refused, quoting nothing of it. done closes the line once the
+// secret is sent.
+func (s *Session) secretLine(ctx context.Context, secret []byte) (done func(), err error) {
 	if s.lineCheck == nil || !s.lineCheck.Active() {
 		return func() {}, nil
+	}
+	for _, c := range secret {
+		if c < 0x20 || c == 0x7f {
+			return nil, s.lineCheck.refuse("the secret holds a control character (a line end, or a key the line editor acts on) and was not sent: a secret is one line, and a line after it would reach the program unchecked")
+		}
 	}
 	ls := &s.line
 	ls.mu.Lock()
@@ -183,7 +310,7 @@ func (s *Session) secretLine(ctx context.Context) (done func(), err error) {
 		}
 	}
 	return func() {
-		ls.open, ls.sent = false, time.Time{}
+		ls.open, ls.sent, ls.last = false, time.Time{}, time.Now()
 		ls.mu.Unlock()
 	}, nil
 }

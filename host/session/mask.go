@@ -203,7 +203,7 @@ func (s *Session) SendCredential(ctx context.Context, secret []byte, mask bool) 
 	if err := s.SecretsAllowed(); err != nil {
 		return err
 	}
-	done, err := s.secretLine(ctx) // its Enter also submits keys typed before it (linecheck.go)
+	done, err := s.secretLine(ctx, secret) // its Enter also submits keys typed before it; one line (linecheck.go)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type Options struct {
 	Addr string
 	// Record records the session from its start (session.Spec.Record).
 	Record bool
+	// Stages are the session's filters besides its chain
+	// (session.Spec.Stages): the command rules' checks of what is typed.
+	Stages []session.Stage
 }
 
 // Plugin is the telnet plugin, first in the chain of every Telnet session.
@@ -48,6 +51,7 @@ func Open(ctx context.Context, r *session.Registry, attach session.Attacher, o O
 		Peer: session.Peer{Host: link.UnbracketHost(o.Host), Port: o.Port},
 		Cols: o.Cols, Rows: o.Rows, Options: opts,
 		Plugins: append([]string{Plugin}, o.Plugins...), Screen: true, Dialect: o.Dialect, Record: o.Record,
+		Stages: o.Stages,
 		Dial: func(ctx context.Context) (link.Link, error) {
 			if o.Addr != "" {
 				return link.DialTCP(ctx, o.Addr, o.Port, o.Timeout)
