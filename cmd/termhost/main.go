@@ -3,7 +3,7 @@
 //
 //	termhost serve              MCP over stdio (what Claude Code, Claude Desktop, VS Code, Cursor start)
 //	termhost serve --http=      MCP over Streamable HTTP at http://127.0.0.1:4000/mcp
-//	termhost view               print the live view's address (serve --http's /view, with the token)
+//	termhost view               print a one-time link to the live view of a running serve --http
 //	termhost demo               drive the embedded device simulator through the real MCP tools
 //	termhost plugins list       show the plugins this binary would load
 //	termhost plugins pin FILE   print the --plugin-pin flag that allows a plugin file
@@ -66,7 +66,7 @@ type command struct {
 
 var commands = []command{
 	{"serve", "serve MCP over stdio (what an MCP client such as Claude Code, Claude Desktop, VS Code or Cursor starts), or over Streamable HTTP with --http", serveFlags},
-	{"view", "print the address of the live view of a running serve --http (with the token; opens nothing)", viewFlags},
+	{"view", "print a one-time link to the live view of a running serve --http (opens nothing)", viewFlags},
 	{"demo", "drive an embedded simulated router through the real MCP tools, printing every call and result", demoFlags},
 	{"plugins list", "list the plugins termhost would load: name, version, kind, sha256 and source", pluginsListFlags},
 	{"plugins pin", "print the --plugin-pin flag that allows each plugin FILE given (its manifest name and sha256)", pluginsPinFlags},
