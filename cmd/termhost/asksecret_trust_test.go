@@ -449,3 +449,39 @@ func TestAskSecretOneLine(t *testing.T) {
 	}
 	testutil.Eventually(t, 10*time.Second, "the service gets the secret", func() bool { l := got(); return len(l) == 1 && l[0] == secret })
 }
+
+// A Telnet or SSH destination gets the secret only at a prompt that asks
+// for one: the page's address is in the agent's answer, so at a shell's
+// command line a POST of the form (confirm ticked) would run one line no
+// rule checked.
+func TestAskSecretOnlyAtASecretPrompt(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	peer := startFakePeer(t, func(f *fakePeer, c net.Conn, r *telnetLines) {
+		io.WriteString(c, "\xff\xfb\x01$ ")
+		for {
+			l, err := r.line()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			lines = append(lines, l)
+			mu.Unlock()
+		}
+	})
+	cs, h, base := askServer(t)
+	tid := h.must("telnet_connect", map[string]any{"host": "127.0.0.1", "port": peer.port})["sessionId"].(string)
+	h.must("telnet_read", map[string]any{"sessionId": tid, "until": `\$ $`, "timeoutMs": 10000})
+	page, why := askFor(t, cs, tid, "your password")
+	if page == "" {
+		t.Fatalf("ask_secret into a Telnet session: %s", why)
+	}
+	code, body := postPage(t, base, page, typed("rm -rf ~"))
+	if strings.Contains(body, "Sent into the session") || !strings.Contains(body, "does not show a prompt asking for a secret") {
+		t.Errorf("posting at a shell's prompt: %d %.300s", code, body)
+	}
+	got := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), lines...) }
+	if testutil.Poll(time.Second, func() bool { return len(got()) > 0 }) {
+		t.Fatalf("a line reached the service: %q", got())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -587,7 +588,33 @@ func (s *Server) askStill(ask *secretAsk) error {
 		}
 		return refusef("%s changed since this page was made, so it would not go where this page shows", what)
 	}
+	if ask.dest.network() && !s.secretPromptShown(ask.sess) {
+		// Over Telnet or SSH nothing says whether the far end echoes or
+		// runs what it reads: the secret (and its Enter) goes only to a
+		// prompt that asks for one, never to a shell's command line,
+		// where it would run as a command no rule checked.
+		return refusef("session %s does not show a prompt asking for a secret (a password, passphrase, PIN or code) on its cursor's line; nothing was typed", ask.sess.ID)
+	}
 	return nil
+}
+
+// secretPrompt: a line that asks for a secret.
+var secretPrompt = regexp.MustCompile(`(?i)(pass(word|phrase|code)?|pin|otp|token|secret|(verification|one-time|security|auth\w*) code|code)\b[^\n]{0,40}[:?]\s*$`)
+
+// secretPromptShown says whether the session's cursor line (up to the
+// cursor) asks for a secret.
+func (s *Server) secretPromptShown(sess *session.Session) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rep, err := s.queryScreen(ctx, sess, map[string]any{"op": "screen", "format": "plain"})
+	if err != nil || rep.Cursor.Row < 0 || rep.Cursor.Row >= len(rep.Lines) {
+		return false
+	}
+	line := rep.Lines[rep.Cursor.Row]
+	if n := []rune(line); len(n) > rep.Cursor.Col {
+		line = string(n[:rep.Cursor.Col])
+	}
+	return secretPrompt.MatchString(strings.TrimRight(line, " "))
 }
 
 // secret serves a page waiting for a secret: GET shows the form, POST
