@@ -181,7 +181,7 @@ func askField(ctx context.Context, s *session.Session, ask Ask, allow Gate, fiel
 		}
 	}
 	if err := ask(ctx, field, lastLine(text)); err != nil {
-		return fmt.Errorf("%w: the device asked for the %s, which the credential lacks, and the person was asked: %w", ErrLogin, field, err)
+		return fmt.Errorf("%w: the device asked for the %s, which the credential lacks, and asking the person failed: %w", ErrLogin, field, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -505,7 +506,7 @@ func credPrint(c secrets.Credential) [32]byte {
 		h.Write(n[:])
 		h.Write(b)
 	}
-	for _, s := range []string{c.ID, c.Host, fmt.Sprint(c.Port), c.Username, c.AuthType, c.PrivateKeyPath} {
+	for _, s := range []string{c.ID, c.Host, fmt.Sprint(c.Port), c.Username, c.AuthType, c.PrivateKeyPath, strings.Join(c.Kinds, ",")} {
 		field([]byte(s))
 	}
 	for _, f := range []string{"password", "passphrase"} {
