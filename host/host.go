@@ -7,12 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/termhost/termhost/internal/warm"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/termhost/termhost/internal/warm"
 
 	ptylink "github.com/termhost/termhost/host/link/pty"
 	"github.com/termhost/termhost/host/mcp"
@@ -138,6 +140,16 @@ func (s *SSH) close() {
 	s.Creds.Close()
 }
 
+// absPath is p made absolute, so that every message and log line names
+// the file in use wherever the server was started from (p as given when
+// that fails).
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
 // openRules loads the command rules every session kind is held to. A
 // rules file that does not load is logged, not fatal (a missing --rules
 // file stops termhost before this); a fix is picked up by the watcher.
@@ -147,6 +159,7 @@ func openRules(cfg Config) *policy.Store {
 	if rulesFile == "" {
 		rulesFile = "rules.json"
 	}
+	rulesFile = absPath(rulesFile)
 	rules, err := policy.NewStore(rulesFile, log)
 	if err != nil {
 		log.Error("command rules not loaded: no rules are in force until the file is fixed", "reason", err.Error())
@@ -170,6 +183,7 @@ func openSSH(cfg Config, sessions *session.Registry, attach session.Attacher, ru
 	if known == "" {
 		known = secrets.DefaultKnownHosts()
 	}
+	credFile, known = absPath(credFile), absPath(known)
 	creds, err := secrets.NewStore(credFile, secrets.DefaultsFromEnv(), log)
 	if err != nil {
 		log.Warn("credentials not loaded; the ssh tools have none until the file is fixed", "reason", err.Error())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +210,32 @@ func TestServeMaxWait(t *testing.T) {
 	res := mustCall(t, cs, "telnet_read", map[string]any{"sessionId": id, "until": "never-appears", "timeoutMs": 60000})
 	if res["reason"] != "timeout" || res["timeoutMs"] != float64(400) || time.Since(start) > 30*time.Second {
 		t.Fatalf("read: %v after %v; want a timeout after 400ms", res, time.Since(start))
+	}
+}
+
+// The start line names the files in use by absolute path, wherever the
+// server was started from (an MCP client picks the directory), and the
+// hint for missing credentials names the directory too.
+func TestStartLineNamesFiles(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "serve", "--cache-dir", cacheDir(), "--known-hosts", "kh")
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Stdin = strings.NewReader("")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("serve with no input: %v\n%s", err, stderr.String())
+	}
+	var start string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, "serving MCP over stdio") {
+			start = l
+		}
+	}
+	for _, want := range []string{"credentials=" + filepath.Join(dir, "credentials.json"), "rules=" + filepath.Join(dir, "rules.json"),
+		"knownHosts=" + filepath.Join(dir, "kh")} {
+		if !strings.Contains(start, want) {
+			t.Errorf("start line %q: no %s", start, want)
+		}
 	}
 }

@@ -521,15 +521,15 @@ func serveFlags(fs *flags) func(stdout, stderr io.Writer) error {
 			url := "http://" + ln.Addr().String() + mcp.HTTPPath
 			if token == "" {
 				log.Warn("serving MCP over Streamable HTTP without authentication (--no-auth): any program or user on this machine can run programs as you through it",
-					"url", url, "version", mcp.Version)
+					append([]any{"url", url, "version", mcp.Version}, filesInUse(h)...)...)
 			} else {
 				// The one line that shows the token (SPEC TRUST-5).
 				log.Info("serving MCP over Streamable HTTP; clients send the header below (the token is also in the token file)",
-					"url", url, "version", mcp.Version, "header", "Authorization: Bearer "+token, "tokenFile", tokenFile, "reused", reused)
+					append([]any{"url", url, "version", mcp.Version, "header", "Authorization: Bearer " + token, "tokenFile", tokenFile, "reused", reused}, filesInUse(h)...)...)
 			}
 			err = h.MCP.RunHTTP(ctx, ln, mcp.HTTPOptions{AllowRemote: o.http.allowRemote, Token: token, NoAuth: token == ""})
 		} else {
-			log.Info("serving MCP over stdio", "version", mcp.Version)
+			log.Info("serving MCP over stdio", append([]any{"version", mcp.Version}, filesInUse(h)...)...)
 			err = h.MCP.RunStdio(ctx)
 		}
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
@@ -769,4 +769,17 @@ func (f *flags) parse(args []string) error {
 		}
 	}
 	return nil
+}
+
+// filesInUse are the start line's attributes naming the files the server
+// reads, by absolute path: the credentials, the rules and known_hosts.
+func filesInUse(h *host.Host) []any {
+	var out []any
+	if h.SSH != nil {
+		out = append(out, "credentials", h.SSH.Creds.Path(), "knownHosts", h.SSH.HostKeys.Path())
+	}
+	if h.Rules != nil {
+		out = append(out, "rules", h.Rules.Path())
+	}
+	return out
 }

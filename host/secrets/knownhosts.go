@@ -61,6 +61,9 @@ type HostKeys struct {
 	mu    sync.Mutex // serializes checks with the first-use writes
 }
 
+// Path is termhost's own known_hosts file (where new keys are written).
+func (k *HostKeys) Path() string { return k.own }
+
 // DefaultKnownHosts is termhost's own known_hosts: KNOWN_HOSTS_FILE, else
 // $XDG_CONFIG_HOME/termhost/known_hosts (~/.config/termhost/known_hosts).
 func DefaultKnownHosts() string {
