@@ -314,11 +314,7 @@ func TestDoneFirstCommand(t *testing.T) {
 // session waits for it, or says BUSY at its timeout. Nothing the refused
 // calls carried ever runs, and the late output reaches only previous.
 func TestDoneBusy(t *testing.T) {
-	doneSlot(t)
-	row := rowNamed(t, "bash")
-	s := row.open(t, "busy")
-	tag := newTag("busy")
-	ready(t, s, row, tag, 1)
+	row, s, tag := openReady(t, "bash", "busy")
 	const slow = "sleep 3; echo late"
 	if r := s.run(t, slow, map[string]any{"timeoutMs": 300}); r.isErr || r.reason() != "timeout" {
 		t.Fatalf("%q with 300 ms: want reason timeout: %v", slow, r)
@@ -354,9 +350,7 @@ func TestDoneBusy(t *testing.T) {
 			prev = p
 		}
 	}
-	if prev == nil || prev["command"] != slow || prev["output"] != "late\n" {
-		t.Errorf("previous: %v, want %q with output late", prev, slow)
-	}
+	checkPrevious(t, prev, slow, "late\n")
 	cmd, _ := markerCmd(row.lang, tag, 2)
 	if m := s.run(t, cmd, nil); checkMarker(t, "after", m, tag, 2) {
 		checkExit(t, "after", m, 0, row.integrated)
@@ -371,11 +365,7 @@ func TestDoneBusy(t *testing.T) {
 // call waits for that command's end and returns it as previous, never as
 // its own output.
 func TestDoneCancelled(t *testing.T) {
-	doneSlot(t)
-	row := rowNamed(t, "bash")
-	s := row.open(t, "cancelled")
-	tag := newTag("cancelled")
-	ready(t, s, row, tag, 1)
+	_, s, _ := openReady(t, "bash", "cancelled")
 	const slow = "sleep 1; echo late"
 	if r := s.h.call(300*time.Millisecond, "run_command", map[string]any{"sessionId": s.id, "command": slow, "timeoutMs": 10000}); !r.isErr {
 		t.Fatalf("%q cancelled after 300 ms answered: %v", slow, r)
@@ -384,7 +374,27 @@ func TestDoneCancelled(t *testing.T) {
 	if r.isErr || !okEnd(r.reason()) || r.output() != "after-6\n" {
 		t.Fatalf("the call after a cancelled one: want output \"after-6\\n\" alone: %v", r)
 	}
-	if prev, _ := r.res["previous"].(map[string]any); prev == nil || prev["command"] != slow || prev["output"] != "late\n" {
-		t.Errorf("previous: %v, want %q with output late", r.res["previous"], slow)
+	prev, _ := r.res["previous"].(map[string]any)
+	checkPrevious(t, prev, slow, "late\n")
+}
+
+// openReady opens the named row's session (after a slot is free) and runs
+// its first marker command: the session is at its prompt.
+func openReady(t *testing.T, name, label string) (doneRow, *doneSess, string) {
+	t.Helper()
+	doneSlot(t)
+	row := rowNamed(t, name)
+	s := row.open(t, label)
+	tag := newTag(label)
+	ready(t, s, row, tag, 1)
+	return row, s, tag
+}
+
+// checkPrevious checks the previous a call returned: the command that had
+// timed out (or was cancelled) and its output.
+func checkPrevious(t *testing.T, prev map[string]any, command, output string) {
+	t.Helper()
+	if prev == nil || prev["command"] != command || prev["output"] != output {
+		t.Errorf("previous: %v, want %q with output %q", prev, command, output)
 	}
 }

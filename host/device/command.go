@@ -312,7 +312,7 @@ func (r RunResult) ended() bool {
 
 // exitCodeOf is the exit status a shell would give a process that ended
 // this way: its code, or 128 plus the number of the signal that killed it.
-func exitCodeOf(s *session.Session, ctx context.Context, d time.Duration) *int {
+func exitCodeOf(ctx context.Context, s *session.Session, d time.Duration) *int {
 	st, ok := s.AwaitExit(ctx, d)
 	if !ok {
 		return nil

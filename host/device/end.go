@@ -102,7 +102,7 @@ func (c *command) finish(ctx context.Context) (RunResult, error) {
 	if res.Reason == "exit" && res.ExitCode == nil {
 		// The command ended the program: its exit status is the command's
 		// (collected just after the session ends).
-		res.ExitCode = exitCodeOf(c.s, ctx, exitWait)
+		res.ExitCode = exitCodeOf(ctx, c.s, exitWait)
 	}
 	return res, nil
 }
@@ -119,7 +119,7 @@ func (c *command) endedAt(res RunResult) *readiness {
 	case res.PromptSource == srcShell:
 		at.source, at.prompt = srcShell, ""
 	case res.PromptSource == srcDialect && res.Prompt != "":
-		at.source, at.prompt, at.device = srcDialect, res.Prompt, res.Dialect != "linux"
+		at.source, at.prompt, at.device = srcDialect, res.Prompt, deviceDialect(res.Dialect)
 	case c.line.source != "":
 		at.source, at.prompt = srcScreen, c.line.text
 	case res.Prompt != "":
@@ -326,7 +326,7 @@ var promptEnd = regexp.MustCompile(`(?:[>#$\]]|(?:^|[^\d.])%|\((?:gdb|Pdb|lldb)\
 // promptish: text that looks like a prompt and is no login field.
 func promptish(t string) bool {
 	t = strings.TrimRight(t, " \t")
-	return t != "" && len(t) <= maxLearned && promptEnd.MatchString(t) && !loginUser.MatchString(t) && !loginPass.MatchString(t)
+	return t != "" && endsLike(t, promptEnd)
 }
 
 // scan reads the events after the mark into res (pages, question, login

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -72,9 +73,14 @@ func (sh promptShape) matches(line string) bool {
 	return promptLike(t)
 }
 
-// promptLike: a line that ends as prompts do and is no login field.
-func promptLike(t string) bool {
-	return len(t) <= maxLearned && loginShell.MatchString(t) && !loginUser.MatchString(t) && !loginPass.MatchString(t)
+// promptLike: a line that ends as a login's prompts do and is no login
+// field.
+func promptLike(t string) bool { return endsLike(t, loginShell) }
+
+// endsLike: a line no longer than a prompt, whose end matches end, and
+// which is no login field.
+func endsLike(t string, end *regexp.Regexp) bool {
+	return len(t) <= maxLearned && end.MatchString(t) && !loginUser.MatchString(t) && !loginPass.MatchString(t)
 }
 
 // learnedKey keys the learned prompt among the session's values.

@@ -88,14 +88,14 @@ func ready(ctx context.Context, s *session.Session, r *runner, deadline time.Tim
 		}
 		switch reason {
 		case session.ReasonExit, session.ReasonEOF:
-			return readiness{}, &RunResult{Reason: "exit", ExitCode: exitCodeOf(s, ctx, exitWait)}, nil
+			return readiness{}, &RunResult{Reason: "exit", ExitCode: exitCodeOf(ctx, s, exitWait)}, nil
 		case session.ReasonHuman:
 			return readiness{}, &RunResult{Reason: "human"}, nil
 		}
 	} else if p.check() {
 		return p.at, p.stop, nil
 	}
-	row, _, _ := cursorLine(ctx, s)
+	row, _, _ := CursorLine(ctx, s)
 	return readiness{}, &RunResult{Reason: "not_ready", LastLine: strings.TrimRight(row, " ")}, nil
 }
 
@@ -108,6 +108,34 @@ type prober struct {
 
 	at   readiness
 	stop *RunResult
+
+	// What the screen and the dialect said when the output was at seen:
+	// asked again only once more output or events came (a wait for quiet
+	// looks often at a screen that has not changed).
+	seen   session.Cursor
+	looked bool
+	row    string
+	alt    bool
+	rowOK  bool
+	info   DialectInfo
+	infoOK bool
+}
+
+// look asks the screen for the cursor's line and the dialect what it
+// knows, unless nothing came since they were last asked.
+func (p *prober) look(head session.Cursor) {
+	if p.looked && head == p.seen {
+		return
+	}
+	p.seen, p.looked = head, true
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	p.row, p.alt, p.rowOK = CursorLine(ctx, p.s)
+	p.infoOK = false
+	if p.s.HasPlugin(session.DialectPlugin) {
+		info, err := Info(ctx, p.s)
+		p.info, p.infoOK = info, err == nil
+	}
 }
 
 // check is the wait's condition: true once the session is at a prompt
@@ -132,30 +160,27 @@ func (p *prober) check() bool {
 	if quiet < waitingQuiet {
 		return false // output is arriving: looked at again once it pauses (readyPoll)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	row, alt, ok := cursorLine(ctx, s)
-	if !ok {
+	p.look(head)
+	row := p.row
+	if !p.rowOK {
 		return false
 	}
-	if alt && quiet >= readyQuiet {
+	if p.alt && quiet >= readyQuiet {
 		// A full-screen program (the alternate screen) has no command line.
 		p.stop = &RunResult{Reason: "not_ready", LastLine: "(a full-screen program is running: use send_keys, or interrupt: true)"}
 		return true
 	}
-	if s.HasPlugin(session.DialectPlugin) {
-		if info, err := Info(ctx, s); err == nil {
-			switch {
-			case info.Question != "":
-				p.stop = &RunResult{Reason: "question", Question: info.Question, LastLine: row}
-				return true
-			case info.Login != "":
-				p.stop = &RunResult{Reason: "login", Field: info.Login, LastLine: row}
-				return true
-			case info.Prompt != "" && strings.TrimRight(row, " ") == strings.TrimRight(info.Prompt, " "):
-				p.at = readiness{source: srcDialect, prompt: info.Prompt, off: head.Off, device: info.Dialect != "linux"}
-				return true
-			}
+	if info := p.info; p.infoOK {
+		switch {
+		case info.Question != "":
+			p.stop = &RunResult{Reason: "question", Question: info.Question, LastLine: row}
+			return true
+		case info.Login != "":
+			p.stop = &RunResult{Reason: "login", Field: info.Login, LastLine: row}
+			return true
+		case info.Prompt != "" && strings.TrimRight(row, " ") == strings.TrimRight(info.Prompt, " "):
+			p.at = readiness{source: srcDialect, prompt: info.Prompt, off: head.Off, device: deviceDialect(info.Dialect)}
+			return true
 		}
 	}
 	if e := p.r.ended; e != nil && p.since == nil && e.prompt != "" {
@@ -173,19 +198,23 @@ func (p *prober) check() bool {
 			p.at = readiness{source: srcScreen, prompt: row, off: head.Off}
 			return true
 		}
-	case quiet >= readyQuiet && (loginUser.MatchString(row) || loginPass.MatchString(row)):
-		field := "password"
-		if loginUser.MatchString(row) {
-			field = "username"
+	case quiet >= readyQuiet:
+		switch f := asks(row); f {
+		case "":
+		case "question":
+			p.stop = &RunResult{Reason: "question", Question: strings.TrimSpace(row), LastLine: strings.TrimRight(row, " ")}
+			return true
+		default:
+			p.stop = &RunResult{Reason: "login", Field: f, LastLine: strings.TrimRight(row, " ")}
+			return true
 		}
-		p.stop = &RunResult{Reason: "login", Field: field, LastLine: strings.TrimRight(row, " ")}
-		return true
-	case quiet >= readyQuiet && questionLine.MatchString(row):
-		p.stop = &RunResult{Reason: "question", Question: strings.TrimSpace(row), LastLine: strings.TrimRight(row, " ")}
-		return true
 	}
 	return false
 }
+
+// deviceDialect: a dialect of a network device's CLI, not a Linux
+// shell's (^U goes there only to erase what the screen shows was typed).
+func deviceDialect(name string) bool { return name != "linux" }
 
 // questionLine: a yes/no question a program waits at.
 var questionLine = regexp.MustCompile(`(?i)(\[(y/n|yes/no|y/n/q)\]|\((y/n|yes/no|y or n)[^()]{0,24}\))[?:]?\s*$`)
@@ -230,10 +259,10 @@ func typedAfter(s *session.Session, from, to uint64) bool {
 	return strings.TrimSpace(clean(p)) != ""
 }
 
-// cursorLine is the screen's line at the cursor, up to the cursor (the
+// CursorLine is the screen's line at the cursor, up to the cursor (the
 // blank a prompt ends with kept), and whether the alternate screen is
 // shown; without a screen, the output's unfinished last line.
-func cursorLine(ctx context.Context, s *session.Session) (line string, alt, ok bool) {
+func CursorLine(ctx context.Context, s *session.Session) (line string, alt, ok bool) {
 	if !s.HasScreen() {
 		line, _, ok := partialLine(s, 0)
 		return line, false, ok

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/termhost/termhost/host/link"
+	"github.com/termhost/termhost/host/secrets"
 	"github.com/termhost/termhost/host/session"
 )
 
@@ -69,7 +69,7 @@ func resolveAskPrograms(names []string) askPrograms {
 			continue
 		}
 		shown = append(shown, n)
-		p := realProgram(n)
+		p := secrets.ResolveProgram(n)
 		if p == "" {
 			continue
 		}
@@ -104,28 +104,6 @@ func userWritable(p string) bool {
 			return false
 		}
 	}
-}
-
-// realProgram is the real path of a program named by name (looked up in
-// PATH) or path, or "" when there is none.
-func realProgram(p string) string {
-	full := p
-	if !strings.Contains(p, "/") {
-		lp, err := exec.LookPath(p)
-		if err != nil {
-			return ""
-		}
-		full = lp
-	}
-	full, err := filepath.Abs(full)
-	if err != nil {
-		return ""
-	}
-	real, err := filepath.EvalSymlinks(full)
-	if err != nil {
-		return ""
-	}
-	return real
 }
 
 // askProc is one process of a terminal's foreground group.

@@ -606,15 +606,8 @@ var secretPrompt = regexp.MustCompile(`(?i)(pass(word|phrase|code)?|pin|otp|toke
 func (s *Server) secretPromptShown(sess *session.Session) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	rep, err := s.queryScreen(ctx, sess, map[string]any{"op": "screen", "format": "plain"})
-	if err != nil || rep.Cursor.Row < 0 || rep.Cursor.Row >= len(rep.Lines) {
-		return false
-	}
-	line := rep.Lines[rep.Cursor.Row]
-	if n := []rune(line); len(n) > rep.Cursor.Col {
-		line = string(n[:rep.Cursor.Col])
-	}
-	return secretPrompt.MatchString(strings.TrimRight(line, " "))
+	line, _, ok := device.CursorLine(ctx, sess)
+	return ok && secretPrompt.MatchString(strings.TrimRight(line, " "))
 }
 
 // secret serves a page waiting for a secret: GET shows the form, POST

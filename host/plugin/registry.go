@@ -383,24 +383,14 @@ func (r *Registry) Close() error {
 // after another plugin then does not wait for the two compiles in turn.
 // If no session comes, it is unloaded again after Config.IdleUnload.
 func (r *Registry) Prepare(name string) {
-	if r.closed.Load() || r.pending[name] == nil {
-		return
-	}
-	go func() {
-		if !r.readyFor(name) {
-			return
-		}
-		v := r.current(name)
-		if v == nil {
-			return
-		}
+	r.ahead(name, func(v *version) {
 		v.createMu.Lock()
 		_, err := v.module()
 		v.createMu.Unlock()
 		if err == nil {
 			v.idle()
 		}
-	}()
+	})
 }
 
 // Warm is Prepare plus one idle instance of a pooled plugin that has none:
@@ -409,7 +399,11 @@ func (r *Registry) Prepare(name string) {
 // built with Go starts its runtime: about a hundred milliseconds). The
 // instance goes with the compiled module after Config.IdleUnload if no
 // session comes.
-func (r *Registry) Warm(name string) {
+func (r *Registry) Warm(name string) { r.ahead(name, (*version).warm) }
+
+// ahead runs f on plugin name's current version in the background, once
+// the plugin is loaded: work done ahead of the session that will need it.
+func (r *Registry) ahead(name string, f func(*version)) {
 	if r.closed.Load() || r.pending[name] == nil {
 		return
 	}
@@ -418,7 +412,7 @@ func (r *Registry) Warm(name string) {
 			return
 		}
 		if v := r.current(name); v != nil {
-			v.warm()
+			f(v)
 		}
 	}()
 }

@@ -196,29 +196,14 @@ func (v *version) acquire() (in *instance, fresh bool, err error) {
 		}
 	}()
 
-	mod, err := v.module()
+	in, err = v.instantiate()
 	if err != nil {
 		return nil, false, err
 	}
-	wi, err := mod.Instantiate(context.Background(), v.config)
-	if err != nil {
-		var te *wasmhost.TrapError
-		if errors.As(err, &te) {
-			v.mu.Lock()
-			if !v.closed {
-				v.recordTrapLocked(te)
-			}
-			v.mu.Unlock()
-			v.r.logTrap(v, te)
-		}
-		return nil, false, fmt.Errorf("plugin %s %s: new instance: %w", v.man.Name, v.man.Version, err)
-	}
-	in = &instance{v: v, wi: wi, sem: make(chan struct{}, 1), sids: make(map[uint32]*Binding), lastTick: time.Now()}
-	wi.SetHostCall(in.serveCall)
 	v.mu.Lock()
 	if v.closed || v.retired {
 		v.mu.Unlock()
-		wi.Close()
+		in.wi.Close()
 		return nil, false, errRetired
 	}
 	in.load = 1
@@ -243,27 +228,47 @@ func (v *version) warm() {
 	if busy {
 		return
 	}
-	mod, err := v.module()
-	if err != nil {
-		return
-	}
-	wi, err := mod.Instantiate(context.Background(), v.config)
+	in, err := v.instantiate()
 	if err != nil {
 		v.idle()
 		return
 	}
-	in := &instance{v: v, wi: wi, sem: make(chan struct{}, 1), sids: make(map[uint32]*Binding), lastTick: time.Now()}
-	wi.SetHostCall(in.serveCall)
 	v.mu.Lock()
 	if v.closed || v.retired {
 		v.mu.Unlock()
-		wi.Close()
+		in.wi.Close()
 		return
 	}
 	v.insts = append(v.insts, in)
 	v.idleLocked()
 	v.mu.Unlock()
 	v.r.wake()
+}
+
+// instantiate makes a new instance of v (compiling v first if it is not):
+// a trap while it starts counts toward v's crash loop. Called with
+// createMu held; the caller adds it to v.insts.
+func (v *version) instantiate() (*instance, error) {
+	mod, err := v.module()
+	if err != nil {
+		return nil, err
+	}
+	wi, err := mod.Instantiate(context.Background(), v.config)
+	if err != nil {
+		var te *wasmhost.TrapError
+		if errors.As(err, &te) {
+			v.mu.Lock()
+			if !v.closed {
+				v.recordTrapLocked(te)
+			}
+			v.mu.Unlock()
+			v.r.logTrap(v, te)
+		}
+		return nil, fmt.Errorf("plugin %s %s: new instance: %w", v.man.Name, v.man.Version, err)
+	}
+	in := &instance{v: v, wi: wi, sem: make(chan struct{}, 1), sids: make(map[uint32]*Binding), lastTick: time.Now()}
+	wi.SetHostCall(in.serveCall)
+	return in, nil
 }
 
 // module returns v's compiled module, compiling it again if it was

@@ -267,16 +267,17 @@ func (c Credential) AllowsProgram(exe string) bool {
 		return false
 	}
 	for _, p := range c.programs {
-		if resolveProgram(p) == exe {
+		if ResolveProgram(p) == exe {
 			return true
 		}
 	}
 	return false
 }
 
-// resolveProgram is the real path of a program named by name (looked up in
-// PATH) or path, or "" when there is none.
-func resolveProgram(p string) string {
+// ResolveProgram is the real path of a program named by name (looked up
+// in PATH) or path, or "" when there is none: what /proc/<pid>/exe of a
+// running copy of it says.
+func ResolveProgram(p string) string {
 	full := p
 	if !strings.Contains(p, "/") {
 		lp, err := exec.LookPath(p)

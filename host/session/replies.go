@@ -108,28 +108,19 @@ func (s *Session) settleReplies(iw link.InputWaiter, pgid int) {
 // the held answers.
 func (s *Session) letGoReplies(send bool) {
 	s.mu.Lock()
-	held := s.held
+	held, screen := s.held, s.pastChain() // the chain grows under mu (JoinDialect)
 	s.held, s.heldBytes, s.holding = nil, 0, false
+	s.mu.Unlock()
 	if !send || len(held) == 0 {
-		s.mu.Unlock()
 		s.repliesDropped.Add(uint64(len(held)))
 		return
 	}
 	ems := make([]abi.Emission, len(held))
-	n := 0
 	for i, p := range held {
 		ems[i] = abi.Emission{Stream: abi.ToPeer, Data: p}
-		n += len(p)
 	}
-	s.asyncQ = append(s.asyncQ, asyncOut{i: s.pastChain(), ems: ems, reply: true})
-	s.asyncBytes += n
-	start := !s.asyncBusy
-	s.asyncBusy = true
-	s.mu.Unlock()
 	s.replies.Add(uint64(len(held)))
-	if start {
-		go s.drainAsync()
-	}
+	s.enqueue(asyncOut{i: screen, ems: ems, reply: true})
 }
 
 // shellBusy: the shell integration's newest mark is a command's start or

@@ -484,9 +484,12 @@ const maxAsync = 1 << 20
 // keepalive, a dialect's opening command) and routes it through the chain
 // at once, from a goroutine of its own so the plugin host never waits for a
 // busy session.
-func (s *Session) async(i int, ems []abi.Emission) {
+func (s *Session) async(i int, ems []abi.Emission) { s.enqueue(asyncOut{i: i, ems: ems}) }
+
+// enqueue queues output made outside a chunk for drainAsync.
+func (s *Session) enqueue(o asyncOut) {
 	n := 0
-	for _, e := range ems {
+	for _, e := range o.ems {
 		n += len(e.Data)
 	}
 	s.mu.Lock()
@@ -495,7 +498,7 @@ func (s *Session) async(i int, ems []abi.Emission) {
 		s.log.Warn("plugin output made outside a chunk dropped: too much is waiting", "bytes", n)
 		return
 	}
-	s.asyncQ = append(s.asyncQ, asyncOut{i: i, ems: ems})
+	s.asyncQ = append(s.asyncQ, o)
 	s.asyncBytes += n
 	start := !s.asyncBusy
 	s.asyncBusy = true

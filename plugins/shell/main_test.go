@@ -17,32 +17,8 @@ func TestShellMarks(t *testing.T) {
 		if _, err := p.Open(1, abi.KindPTY, nil); err != nil {
 			t.Fatal(err)
 		}
-		var user strings.Builder
-		var events []map[string]any
-		feed := func(chunk string) {
-			t.Helper()
-			a, ems, err := p.Data(1, abi.Inbound, []byte(chunk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a == abi.Continue {
-				user.WriteString(chunk)
-				return
-			}
-			for _, e := range ems {
-				switch e.Stream {
-				case abi.ToUser:
-					user.Write(e.Data)
-				case abi.Event:
-					var ev map[string]any
-					if err := json.Unmarshal(e.Data, &ev); err != nil {
-						t.Fatal(err)
-					}
-					ev["at"] = user.Len()
-					events = append(events, ev)
-				}
-			}
-		}
+		st := &stream{t: t, p: p}
+		feed := st.feed
 		feed("\x1b]133;A\x1b\\$ \x1b]133;B\x1b\\")
 		feed("false\r\n\x1b]133;C\x1b\\")
 		feed("\x1b]133;D;1\x1b")     // cut inside the terminator
@@ -50,25 +26,25 @@ func TestShellMarks(t *testing.T) {
 		feed("\x1b]13")              // cut inside the introducer
 		feed("3;B\x07")
 		feed("plain output")
-		if got, want := user.String(), "$ false\r\n$ plain output"; got != want {
+		if got, want := st.user.String(), "$ false\r\n$ plain output"; got != want {
 			t.Errorf("to_user = %q, want %q", got, want)
 		}
 		var kinds []string
-		for _, ev := range events {
+		for _, ev := range st.events {
 			kinds = append(kinds, ev["type"].(string))
 		}
 		if strings.Join(kinds, ",") != "prompt,command,done,prompt" {
-			t.Fatalf("events = %v", events)
+			t.Fatalf("events = %v", st.events)
 		}
-		if events[2]["at"] != 9 || events[2]["exitCode"] != 1.0 {
-			t.Errorf("done = %v; want at 9 (the end of the output) with exitCode 1", events[2])
+		if st.events[2]["at"] != 9 || st.events[2]["exitCode"] != 1.0 {
+			t.Errorf("done = %v; want at 9 (the end of the output) with exitCode 1", st.events[2])
 		}
-		events = append(events[:2], events[3:]...)
-		if events[0]["at"] != 2 || events[0]["exitCode"] != nil {
-			t.Errorf("first prompt = %v; want at 2 with no exit code", events[0])
+		st.events = append(st.events[:2], st.events[3:]...)
+		if st.events[0]["at"] != 2 || st.events[0]["exitCode"] != nil {
+			t.Errorf("first prompt = %v; want at 2 with no exit code", st.events[0])
 		}
-		if events[2]["at"] != 11 || events[2]["exitCode"] != 1.0 || events[2]["durationMs"] == nil {
-			t.Errorf("second prompt = %v; want at 11 with exitCode 1 and a duration", events[2])
+		if st.events[2]["at"] != 11 || st.events[2]["exitCode"] != 1.0 || st.events[2]["durationMs"] == nil {
+			t.Errorf("second prompt = %v; want at 11 with exitCode 1 and a duration", st.events[2])
 		}
 		a, _, err := p.Data(1, abi.Outbound, []byte("ls\r"))
 		if err != nil || a != abi.Continue {
@@ -86,32 +62,8 @@ func TestStatusMarks(t *testing.T) {
 		if _, err := p.Open(1, abi.KindPTY, nil); err != nil {
 			t.Fatal(err)
 		}
-		var user strings.Builder
-		var events []map[string]any
-		feed := func(chunk string) {
-			t.Helper()
-			a, ems, err := p.Data(1, abi.Inbound, []byte(chunk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a == abi.Continue {
-				user.WriteString(chunk)
-				return
-			}
-			for _, e := range ems {
-				switch e.Stream {
-				case abi.ToUser:
-					user.Write(e.Data)
-				case abi.Event:
-					var ev map[string]any
-					if err := json.Unmarshal(e.Data, &ev); err != nil {
-						t.Fatal(err)
-					}
-					ev["at"] = user.Len()
-					events = append(events, ev)
-				}
-			}
-		}
+		st := &stream{t: t, p: p}
+		feed := st.feed
 		// typ types keys: a command line sent at an idle prompt is a
 		// command's start (the shell marks none of its own).
 		typ := func(keys string) {
@@ -125,14 +77,14 @@ func TestStatusMarks(t *testing.T) {
 				if e.Stream != abi.Event || json.Unmarshal(e.Data, &ev) != nil || ev["type"] != "command" {
 					t.Fatalf("outbound %q emitted %v %q", keys, e.Stream, e.Data)
 				}
-				ev["at"] = user.Len()
-				events = append(events, ev)
+				ev["at"] = st.user.Len()
+				st.events = append(st.events, ev)
 			}
 		}
 		// take returns the events since the last call, as "type:at:code".
 		take := func() string {
 			var s []string
-			for _, ev := range events {
+			for _, ev := range st.events {
 				d := ev["type"].(string) + ":" + strconv.Itoa(ev["at"].(int))
 				if c, ok := ev["exitCode"]; ok {
 					d += ":" + strconv.Itoa(int(c.(float64)))
@@ -142,7 +94,7 @@ func TestStatusMarks(t *testing.T) {
 				}
 				s = append(s, d)
 			}
-			events = events[:0]
+			st.events = st.events[:0]
 			return strings.Join(s, " ")
 		}
 		prompt := func(code string) string {
@@ -192,7 +144,7 @@ func TestStatusMarks(t *testing.T) {
 		if got := take(); got != "command:38 done:48:0 prompt:50:0 prompt:52" {
 			t.Errorf("read: %s", got)
 		}
-		if got, want := user.String(), "$ true\r\n$ false\r\n$ \r\n$ $ \r\n$ false\r\n$ read x\r\n\r\n$ $ "; got != want {
+		if got, want := st.user.String(), "$ true\r\n$ false\r\n$ \r\n$ $ \r\n$ false\r\n$ read x\r\n\r\n$ $ "; got != want {
 			t.Errorf("to_user = %q, want %q", got, want)
 		}
 		// A mark cut off by the end of the stream is given back.
@@ -205,4 +157,38 @@ func TestStatusMarks(t *testing.T) {
 			t.Errorf("at close: %q", got)
 		}
 	})
+}
+
+// stream feeds a plugin inbound chunks and keeps what reached the user and
+// the events, each with the user offset it was emitted at.
+type stream struct {
+	t      *testing.T
+	p      sdktest.Plugin
+	user   strings.Builder
+	events []map[string]any
+}
+
+func (st *stream) feed(chunk string) {
+	st.t.Helper()
+	a, ems, err := st.p.Data(1, abi.Inbound, []byte(chunk))
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	if a == abi.Continue {
+		st.user.WriteString(chunk)
+		return
+	}
+	for _, e := range ems {
+		switch e.Stream {
+		case abi.ToUser:
+			st.user.Write(e.Data)
+		case abi.Event:
+			var ev map[string]any
+			if err := json.Unmarshal(e.Data, &ev); err != nil {
+				st.t.Fatal(err)
+			}
+			ev["at"] = st.user.Len()
+			st.events = append(st.events, ev)
+		}
+	}
 }
